@@ -1,0 +1,64 @@
+"""The decider contract every variant implements, and the status every caller may read.
+
+One decider serves live play, replay, audit and bots: there is no second rebuild path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import msgspec
+
+from events.schema.common import GameOptions
+
+Viewer = int | None
+"""A seat number, or None for a spectator (also a tournament organiser: public facts only)."""
+
+
+class Status(msgspec.Struct, frozen=True):
+    """What any caller may know about where a game stands; contains no card."""
+
+    phase: str
+    """`awaiting_deal` (a DealHand is due), `setup`, `playing`, `game_over`."""
+    hand: int
+    """The current or last hand, 1-based; 0 before the first deal."""
+    to_act: tuple[int, ...]
+    """Seats that may act now (several during simultaneous setup; empty when none)."""
+    totals: tuple[int, ...]
+    """Cumulative totals of completed hands."""
+    winners: tuple[int, ...] = ()
+
+
+class Decider(Protocol):
+    """`name` is the variant id (`hang-ten`, `tens`, `golf`, `basketball`, `tens-shedding`)."""
+
+    name: str
+    min_players: int
+    max_players: int
+
+    def initial_state(self, players: int, options: GameOptions) -> Any:
+        """Raises RuleViolation("invalid_config") for a player count or option not allowed."""
+
+    def decide(self, state: Any, command: Any) -> tuple[Any, ...]:
+        """The events a command causes, or RuleViolation. Never mutates `state`."""
+
+    def evolve(self, state: Any, event: Any) -> Any:
+        """Fold one event into a new state."""
+
+    def status(self, state: Any) -> Status: ...
+
+    def view(self, state: Any, viewer: Viewer) -> Any:
+        """Everything `viewer` may know, and nothing else: the one road from state outward."""
+
+    def redact(self, event: Any, viewer: Viewer, hand_over: bool) -> Any:
+        """`event` as `viewer` may see it; `hand_over` says whether the hand the event belongs
+        to has ended (then everything about it is public)."""
+
+    def legal_actions(self, state: Any, seat: int) -> tuple[Any, ...]:
+        """Every action `seat` may take now; empty when it is not theirs to act."""
+
+    action_type: Any
+    """The tagged union of this variant's actions (tag field `type`), for decoding requests."""
+
+    def score(self, cards: Any) -> Any:
+        """Score a layout (grid) or remaining cards (shedding); has an int `total`."""

@@ -1,0 +1,14 @@
+"""Every stored event type and every action, by family. Pure: no I/O."""
+
+from events.schema import common, grid, shedding
+
+EVENT_TYPES: tuple[type, ...] = (
+    common.GameStarted,
+    common.HandDealt,
+    common.HandEnded,
+    common.GameEnded,
+    *grid.EVENTS,
+    *shedding.EVENTS,
+)
+
+__all__ = ["EVENT_TYPES", "common", "grid", "shedding"]
