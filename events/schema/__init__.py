@@ -1,8 +1,9 @@
 """Every stored event type and every action, by family. Pure: no I/O."""
 
-from events.schema import common, grid, shedding
+from events.schema import common, grid, lobby, shedding
 
 EVENT_TYPES: tuple[type, ...] = (
+    *lobby.EVENTS,
     common.GameStarted,
     common.HandDealt,
     common.HandEnded,
@@ -11,4 +12,4 @@ EVENT_TYPES: tuple[type, ...] = (
     *shedding.EVENTS,
 )
 
-__all__ = ["EVENT_TYPES", "common", "grid", "shedding"]
+__all__ = ["EVENT_TYPES", "common", "grid", "lobby", "shedding"]

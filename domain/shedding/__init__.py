@@ -1,0 +1,17 @@
+"""Tens-shedding (`tens-shedding`): its own decider, not the grid engine."""
+
+from domain.shedding.decider import TENS_SHEDDING, TensShedding
+from domain.shedding.greedy import GreedySheddingBot
+from domain.shedding.scoring import RemainingScore, ScoreLine
+from domain.shedding.state import SheddingState
+from domain.shedding.view import SheddingView
+
+__all__ = [
+    "TENS_SHEDDING",
+    "GreedySheddingBot",
+    "RemainingScore",
+    "ScoreLine",
+    "SheddingState",
+    "SheddingView",
+    "TensShedding",
+]

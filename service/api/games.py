@@ -1,0 +1,193 @@
+"""/games: open a game, claim seats, start, look, act, read scores and the event feed."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+from litestar.params import Parameter
+
+from domain.decider import Viewer
+from events.schema.common import GameEnded, HandEnded
+from events.schema.grid import GridAction
+from events.schema.shedding import SheddingAction
+from service.api import schemas as s
+from service.games import GameService
+from service.problems import ApiError
+from service.record import GameRecord
+
+Action = GridAction | SheddingAction
+
+SEAT_TOKEN = [{"seatToken": []}]
+GameId = Annotated[str, Parameter(pattern=r"^[0-9a-f]{16}$", description="The game's id")]
+IdempotencyKey = Annotated[
+    str | None,
+    Parameter(
+        header="Idempotency-Key",
+        required=False,
+        max_length=128,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Makes the action safe to retry: the same key and body give the same "
+        "answer and one set of events; the same key with another body is rejected (422).",
+    ),
+]
+IfMatch = Annotated[
+    str | None,
+    Parameter(
+        header="If-Match",
+        required=False,
+        max_length=40,
+        description='The game version the action was decided on (`"12"`); a stale one gives 409.',
+    ),
+]
+
+
+def bearer(request: Request[Any, Any, Any]) -> str | None:
+    value = request.headers.get("authorization")
+    if not value:
+        return None
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "invalid_token", "use `Authorization: Bearer <token>`")
+    return token.strip()
+
+
+def required_token(request: Request[Any, Any, Any]) -> str:
+    token = bearer(request)
+    if token is None:
+        raise ApiError(401, "token_required", "send the token as `Authorization: Bearer <token>`")
+    return token
+
+
+def parse_if_match(value: str | None) -> int | None:
+    if value is None:
+        return None
+    text = value.strip().removeprefix("W/").strip('"')
+    if not text.isdigit():
+        raise ApiError(422, "invalid_request", f"If-Match must be a game version, not {value!r}")
+    return int(text)
+
+
+def etag(record: GameRecord) -> dict[str, str]:
+    return {"ETag": f'"{record.version}"'}
+
+
+def summary(record: GameRecord) -> s.GameSummary:
+    lobby = record.lobby
+    return s.GameSummary(
+        game_id=record.game_id,
+        variant=lobby.variant,
+        title=lobby.title,
+        seats=[s.SeatInfo(seat, name) for seat, name in enumerate(lobby.names)],
+        options=lobby.options,
+        version=record.version,
+        started=record.started,
+        status=record.status(),
+    )
+
+
+def feed(record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int) -> list[s.FeedEntry]:
+    return [
+        s.FeedEntry(entry.version, record.redact(entry, viewer, as_of))
+        for entry in record.entries[first - 1 : last]
+    ]
+
+
+class GameController(Controller):
+    path = "/games"
+    tags = ["games"]
+
+    @post("/", operation_id="createGame", summary="Open a game", status_code=201)
+    async def create(self, data: s.CreateGame, games: GameService) -> s.GameOpened:
+        record, token = await games.create(data.variant, data.seats, data.options, data.title)
+        return s.GameOpened(record.game_id, token, record.version, data.variant, data.seats)
+
+    @get("/{game_id:str}", operation_id="getGame", summary="The game's lobby and status")
+    async def get_game(self, game_id: GameId, games: GameService) -> Response[s.GameSummary]:
+        record = await games.load(game_id)
+        return Response(summary(record), headers=etag(record))
+
+    @post("/{game_id:str}/seats", operation_id="claimSeat", summary="Claim a seat",
+          status_code=201)
+    async def claim(self, game_id: GameId, data: s.ClaimSeat, games: GameService) -> s.SeatGranted:
+        record, seat, token = await games.claim(game_id, data.seat, data.name)
+        return s.SeatGranted(game_id, seat, token, record.version)
+
+    @post("/{game_id:str}/start", operation_id="startGame", summary="Start the game (creator)",
+          security=SEAT_TOKEN, status_code=200)
+    async def start(self, game_id: GameId, request: Request[Any, Any, Any],
+                    games: GameService) -> Response[s.GameSummary]:
+        record = await games.start(game_id, required_token(request))
+        return Response(summary(record), headers=etag(record))
+
+    @get("/{game_id:str}/view", operation_id="getPublicView", summary="The spectators' view")
+    async def public_view(self, game_id: GameId, games: GameService) -> Response[s.PublicView]:
+        record = await games.load(game_id)
+        view = None if record.decider is None else record.decider.view(record.state, None)
+        body = s.PublicView(record.game_id, record.version, record.status(), view)
+        return Response(body, headers=etag(record))
+
+    @get("/{game_id:str}/me", operation_id="getSeatView",
+         summary="A seat's own view and legal actions", security=SEAT_TOKEN)
+    async def seat_view(self, game_id: GameId, request: Request[Any, Any, Any],
+                        games: GameService) -> Response[s.SeatView]:
+        token = required_token(request)
+        record = await games.load(game_id)
+        seat = games.seat_for(record, token)
+        if record.decider is None:
+            body = s.SeatView(record.game_id, record.version, seat, None, None, [])
+        else:
+            decider, state = record.decider, record.state
+            body = s.SeatView(record.game_id, record.version, seat, record.status(),
+                              decider.view(state, seat), list(decider.legal_actions(state, seat)))
+        return Response(body, headers=etag(record))
+
+    @post("/{game_id:str}/actions", operation_id="postAction", summary="Take an action",
+          security=SEAT_TOKEN, status_code=200)
+    async def act(self, game_id: GameId, data: Action, request: Request[Any, Any, Any],
+                  games: GameService, idempotency_key: IdempotencyKey = None,
+                  if_match: IfMatch = None) -> Response[s.ActionResult]:
+        token = required_token(request)
+        outcome = await games.act(
+            game_id, token, data,
+            idempotency_key=idempotency_key,
+            request_hash=hashlib.sha256(msgspec.json.encode(data)).hexdigest(),
+            if_match=parse_if_match(if_match),
+        )
+        record = outcome.record
+        last = outcome.last_version
+        body = s.ActionResult(
+            game_id=record.game_id,
+            seat=outcome.seat,
+            version=last,
+            events=feed(record, outcome.seat, outcome.first_version, last, last),
+            status=record.status(),
+        )
+        return Response(body, headers={"ETag": f'"{last}"'})
+
+    @get("/{game_id:str}/events", operation_id="getEvents",
+         summary="The game's events, redacted for the viewer")
+    async def events(self, game_id: GameId, request: Request[Any, Any, Any], games: GameService,
+                     after: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
+                     limit: Annotated[int, Parameter(ge=1, le=1000)] = 500) -> s.Feed:
+        token = bearer(request)
+        record = await games.load(game_id)
+        viewer = None if token is None else games.seat_for(record, token)
+        last = min(record.version, after + limit)
+        return s.Feed(record.game_id, record.version,
+                      feed(record, viewer, after + 1, last, record.version))
+
+    @get("/{game_id:str}/scores", operation_id="getScores", summary="Scores so far")
+    async def scores(self, game_id: GameId, games: GameService) -> s.Scores:
+        record = await games.load(game_id)
+        hands = [
+            s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)
+            for e in record.entries if isinstance(e.event, HandEnded)
+        ]
+        ended = next((e.event for e in record.entries if isinstance(e.event, GameEnded)), None)
+        status = record.status()
+        totals = status.totals if status is not None else ()
+        return s.Scores(record.game_id, record.lobby.variant, record.version, totals, hands,
+                        ended is not None, ended.winners if ended else ())

@@ -1,0 +1,30 @@
+"""Operations: liveness, readiness (the store answers) and Prometheus metrics."""
+
+from __future__ import annotations
+
+from litestar import Controller, MediaType, Response, get
+
+from events.store import EventStore, StoreError
+from service.api.schemas import Health
+from service.metrics import Metrics
+
+
+class OpsController(Controller):
+    tags = ["operations"]
+
+    @get("/health", operation_id="health", summary="The process is alive")
+    async def health(self) -> Health:
+        return Health("ok")
+
+    @get("/ready", operation_id="ready", summary="The event store answers")
+    async def ready(self, store: EventStore) -> Response[Health]:
+        try:
+            await store.ping()
+        except StoreError as error:
+            return Response(Health("unavailable", store.kind, str(error)), status_code=503)
+        return Response(Health("ok", store.kind))
+
+    @get("/metrics", operation_id="metrics", summary="Prometheus metrics",
+         media_type=MediaType.TEXT)
+    async def metrics(self, metrics: Metrics) -> str:
+        return metrics.render()

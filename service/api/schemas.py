@@ -1,0 +1,146 @@
+"""The request and response bodies of the REST API (its OpenAPI components)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from domain.decider import Status
+from events.schema.common import CardText, GameOptions
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f]+$")]
+Title = Annotated[str, msgspec.Meta(max_length=80, pattern=r"^[^\x00-\x1f]*$")]
+VariantName = Annotated[
+    str, msgspec.Meta(pattern=r"^(hang-ten|tens|golf|basketball|tens-shedding)$")
+]
+
+
+class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
+    """Open a game; all seats must be claimed before the creator starts it."""
+
+    variant: VariantName
+    seats: Annotated[int, msgspec.Meta(ge=2, le=10)]
+    options: GameOptions = GameOptions()
+    title: Title = ""
+
+
+class ClaimSeat(msgspec.Struct, forbid_unknown_fields=True):
+    """Take a seat: a given one, or the lowest free one when `seat` is omitted."""
+
+    name: Name
+    seat: Annotated[int, msgspec.Meta(ge=0, le=9)] | None = None
+
+
+class GameOpened(msgspec.Struct):
+    game_id: str
+    creator_token: str
+    """Secret: send it as `Authorization: Bearer <token>` to start the game."""
+    version: int
+    variant: str
+    seats: int
+
+
+class SeatGranted(msgspec.Struct):
+    game_id: str
+    seat: int
+    token: str
+    """Secret: send it as `Authorization: Bearer <token>` to act for this seat."""
+    version: int
+
+
+class SeatInfo(msgspec.Struct):
+    seat: int
+    name: str | None
+
+
+class GameSummary(msgspec.Struct):
+    game_id: str
+    variant: str
+    title: str
+    seats: list[SeatInfo]
+    options: GameOptions
+    version: int
+    started: bool
+    status: Status | None
+
+
+class PublicView(msgspec.Struct):
+    """What a spectator may know: public facts only."""
+
+    game_id: str
+    version: int
+    status: Status | None
+    view: Any
+    """The variant's view for a spectator; null before the game starts."""
+
+
+class SeatView(msgspec.Struct):
+    """What one seat may know, with every action it may take now."""
+
+    game_id: str
+    version: int
+    seat: int
+    status: Status | None
+    view: Any
+    legal_actions: list[Any]
+
+
+class FeedEntry(msgspec.Struct):
+    version: int
+    event: Any
+    """The stored event, redacted to what the viewer may know."""
+
+
+class ActionResult(msgspec.Struct):
+    game_id: str
+    seat: int
+    version: int
+    """The game's version after the action; send it back in If-Match to act on it."""
+    events: list[FeedEntry]
+    status: Status | None
+
+
+class Feed(msgspec.Struct):
+    game_id: str
+    version: int
+    events: list[FeedEntry]
+
+
+class HandScore(msgspec.Struct):
+    hand: int
+    reason: str
+    scores: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
+class Scores(msgspec.Struct):
+    game_id: str
+    variant: str
+    version: int
+    totals: tuple[int, ...]
+    hands: list[HandScore]
+    finished: bool
+    winners: tuple[int, ...]
+
+
+class ScoreRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """Grid variants: `[[row 0 cards], [row 1 cards]]`; tens-shedding: `[cards]`."""
+
+    cards: list[list[CardText] | CardText]
+
+
+class VariantInfo(msgspec.Struct):
+    name: str
+    min_players: int
+    max_players: int
+    options: list[str]
+    """The GameOptions fields that apply to this variant."""
+    rules: str
+    """The rules, as Markdown (RULES.md, every gap decided)."""
+
+
+class Health(msgspec.Struct):
+    status: str
+    store: str | None = None
+    detail: str | None = None

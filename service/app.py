@@ -1,0 +1,100 @@
+"""`create_app(settings)`: the one place the service is wired."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme, Server, Tag
+
+from events.store import EventStore, open_store
+from service.api.games import GameController
+from service.api.ops import OpsController
+from service.api.variants import VariantController
+from service.games import GameService
+from service.logging import configure_logging, log
+from service.metrics import Metrics
+from service.middleware import TokenBuckets, make_middleware
+from service.problems import EXCEPTION_HANDLERS
+from service.settings import Settings
+
+DESCRIPTION = """\
+Fairway hosts five Golf-family card games. Open a game, claim seats (each claim returns a
+secret seat token), start it with the creator token, then let each seat act with its token
+in `Authorization: Bearer <token>`. Every response holds only what its viewer may know.
+
+Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.
+Actions honour `Idempotency-Key` (safe retries) and `If-Match` (the game version).
+"""
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="Fairway",
+        version="1.0.0",
+        description=DESCRIPTION,
+        servers=[Server(url="http://127.0.0.1:8000", description="fairway serve")],
+        tags=[
+            Tag(name="games", description="Play: lobby, views, actions, scores, events"),
+            Tag(name="variants", description="The rules and a layout scorer"),
+            Tag(name="operations", description="Health, readiness, metrics"),
+        ],
+        components=Components(
+            security_schemes={
+                "seatToken": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="A seat token (from claimSeat) or the creator token "
+                    "(from createGame).",
+                )
+            }
+        ),
+        render_plugins=[],
+        path="/schema",
+    )
+
+
+def create_app(settings: Settings | None = None, store: EventStore | None = None) -> Litestar:
+    settings = settings or Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)
+    metrics = Metrics()
+    buckets = TokenBuckets(settings.rate_limit_per_second, settings.rate_limit_burst)
+    holder: dict[str, object] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        opened = store or await open_store(
+            settings.database_url, settings.data_dir, pool_size=settings.pool_size
+        )
+        holder["store"] = opened
+        holder["games"] = GameService(opened, metrics, settings.command_retries)
+        log.info("started", store=opened.kind)
+        try:
+            yield
+        finally:
+            if store is None:
+                await opened.close()
+            log.info("stopped")
+
+    return Litestar(
+        route_handlers=[GameController, VariantController, OpsController],
+        dependencies={
+            "store": Provide(lambda: holder["store"], sync_to_thread=False),
+            "games": Provide(lambda: holder["games"], sync_to_thread=False),
+            "metrics": Provide(lambda: metrics, sync_to_thread=False),
+        },
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[make_middleware(metrics, buckets)],
+        openapi_config=openapi_config(),
+        request_max_body_size=settings.max_body_bytes,
+        debug=False,
+    )
+
+
+def create_app_from_env() -> Litestar:
+    """The factory `fairway serve` hands to uvicorn (one per worker process)."""
+    return create_app(Settings.from_env())

@@ -1,0 +1,86 @@
+"""The `fairway` command: serve, migrate, simulate, openapi."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from domain.errors import RuleViolation
+    from service.simulation import render, simulate
+
+    try:
+        summary = simulate(args.variant, args.players, args.games, args.seed, args.bots)
+    except (RuleViolation, ValueError) as error:
+        print(f"fairway simulate: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary) if args.json else render(summary))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from service.server import serve
+
+    return serve(host=args.host, port=args.port, workers=args.workers)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from service.settings import Settings
+    from events.migrate import migrate
+
+    settings = Settings.from_env()
+    if not settings.database_url:
+        print("fairway migrate: DATABASE_URL is not set (the embedded store needs no migration)",
+              file=sys.stderr)
+        return 2
+    applied = migrate(settings.database_url)
+    print(f"applied {len(applied)} migration(s)" + (f": {', '.join(applied)}" if applied else ""))
+    return 0
+
+
+def _openapi(args: argparse.Namespace) -> int:
+    from service.openapi import check, write
+
+    return check() if args.check else write()
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fairway", description="The Fairway card-game service")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="run the HTTP service")
+    s.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=None, help="port (default 8000)")
+    s.add_argument("--workers", type=int, default=None, help="worker processes (default 1)")
+    s.set_defaults(run=_serve)
+
+    m = sub.add_parser("migrate", help="apply the PostgreSQL migrations (idempotent)")
+    m.set_defaults(run=_migrate)
+
+    sim = sub.add_parser("simulate", help="play whole games in-process with bots")
+    sim.add_argument("--variant", required=True,
+                     choices=["hang-ten", "tens", "golf", "basketball", "tens-shedding"])
+    sim.add_argument("--players", type=int, required=True)
+    sim.add_argument("--games", type=int, default=10)
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--bots", type=lambda s: s.split(","), default=["random"],
+                     help="bot kinds given to seats in turn, e.g. greedy,random")
+    sim.add_argument("--json", action="store_true", help="print one JSON object")
+    sim.set_defaults(run=_simulate)
+
+    o = sub.add_parser("openapi", help="write openapi/openapi.json, or --check for drift")
+    o.add_argument("--check", action="store_true")
+    o.set_defaults(run=_openapi)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

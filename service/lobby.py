@@ -1,0 +1,61 @@
+"""A game's lobby, folded from its lobby events: the variant, the seats and who holds them."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+import msgspec
+
+from events.schema.common import GameOptions
+from events.schema.lobby import GameCreated, SeatClaimed
+
+
+class Lobby(msgspec.Struct, frozen=True):
+    variant: str
+    seats: int
+    options: GameOptions
+    creator_hash: str
+    title: str = ""
+    names: tuple[str | None, ...] = ()
+    token_hashes: tuple[str | None, ...] = ()
+
+    @classmethod
+    def created(cls, event: GameCreated) -> Lobby:
+        return cls(
+            variant=event.variant,
+            seats=event.seats,
+            options=event.options,
+            creator_hash=event.creator_hash,
+            title=event.title,
+            names=(None,) * event.seats,
+            token_hashes=(None,) * event.seats,
+        )
+
+    def claimed(self, event: SeatClaimed) -> Lobby:
+        names = list(self.names)
+        hashes = list(self.token_hashes)
+        names[event.seat] = event.name
+        hashes[event.seat] = event.token_hash
+        return msgspec.structs.replace(self, names=tuple(names), token_hashes=tuple(hashes))
+
+    def seat_of(self, token: str) -> int | None:
+        digest = token_hash(token)
+        for seat, stored in enumerate(self.token_hashes):
+            if stored is not None and secrets.compare_digest(stored, digest):
+                return seat
+        return None
+
+    def is_creator(self, token: str) -> bool:
+        return secrets.compare_digest(self.creator_hash, token_hash(token))
+
+    def free_seats(self) -> list[int]:
+        return [seat for seat, name in enumerate(self.names) if name is None]
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -1,0 +1,153 @@
+"""The one error mapping: every failure becomes RFC 9457 problem details with a stable code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from domain.errors import CODES as RULE_CODES
+from domain.errors import RuleViolation
+from events.store import ConcurrencyError, StoreError, StoreUnavailable
+from service.logging import log
+
+PROBLEM_JSON = "application/problem+json"
+
+# Rule violations about *when* (order, turn, phase) conflict with the game's state: 409.
+# The rest are about *what* was asked for: 422.
+_CONFLICTS = {
+    "game_not_started", "game_over", "hand_over", "not_your_turn", "wrong_phase",
+    "setup_incomplete", "already_done",
+}
+
+# Codes the service adds to the domain's (domain/errors.py); documented in docs/API.md.
+SERVICE_CODES: dict[str, str] = {
+    "malformed_request": "the body is not valid JSON",
+    "invalid_request": "the body or a parameter has a wrong type, value or an unknown field",
+    "body_too_large": "the request body is larger than the service accepts",
+    "token_required": "this operation needs a seat or creator token (Authorization: Bearer)",
+    "invalid_token": "the token is not valid for this game",
+    "not_creator": "only the game's creator may do this",
+    "game_not_found": "no game has that id",
+    "variant_not_found": "no variant has that name",
+    "not_found": "no such resource",
+    "method_not_allowed": "the resource does not support that method",
+    "seat_taken": "that seat has already been claimed",
+    "no_free_seat": "every seat has been claimed",
+    "seats_unclaimed": "every seat must be claimed before the game starts",
+    "game_already_started": "the game has started; the lobby is closed",
+    "stale_version": "If-Match names a version that is no longer the game's current one",
+    "idempotency_key_reused": "the Idempotency-Key was used before with a different request",
+    "conflict": "the game changed concurrently too often; retry",
+    "rate_limited": "too many requests; wait for Retry-After seconds",
+    "unavailable": "the event store is unavailable",
+    "internal_error": "an unexpected error; it has been logged",
+}
+ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
+
+
+class Problem(msgspec.Struct, omit_defaults=True):
+    """RFC 9457 problem details, with Fairway's stable machine-readable `code`."""
+
+    type: str
+    title: str
+    status: int
+    code: str
+    detail: str
+    instance: str | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+class ApiError(Exception):
+    def __init__(
+        self, status: int, code: str, detail: str, headers: dict[str, str] | None = None
+    ) -> None:
+        if code not in ALL_CODES:
+            raise ValueError(f"unregistered problem code {code!r}")
+        super().__init__(detail)
+        self.status, self.code, self.detail, self.headers = status, code, detail, headers or {}
+
+
+def problem_response(
+    request: Request[Any, Any, Any] | None,
+    status: int,
+    code: str,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    errors: list[dict[str, Any]] | None = None,
+) -> Response[Problem]:
+    body = Problem(
+        type=f"urn:fairway:problem:{code}",
+        title=ALL_CODES[code],
+        status=status,
+        code=code,
+        detail=detail,
+        instance=request.url.path if request is not None else None,
+        errors=errors,
+    )
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Problem]:
+    return problem_response(request, exc.status, exc.code, exc.detail, exc.headers)
+
+
+def _rule_violation(request: Request[Any, Any, Any], exc: RuleViolation) -> Response[Problem]:
+    status = 409 if exc.code in _CONFLICTS else 422
+    return problem_response(request, status, exc.code, exc.message)
+
+
+def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+    detail = str(exc.detail)
+    extra = exc.extra if isinstance(exc.extra, list) else None
+    text = detail + " " + str(extra or "")
+    if "malformed" in text.lower() or "JSON is malformed" in text:
+        return problem_response(request, 400, "malformed_request", detail, errors=extra)
+    return problem_response(request, 422, "invalid_request", detail, errors=extra)
+
+
+_HTTP_CODES = {
+    400: "invalid_request",
+    401: "token_required",
+    403: "not_creator",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    429: "rate_limited",
+}
+
+
+def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
+    code = _HTTP_CODES.get(exc.status_code)
+    if code is None:
+        return _unexpected(request, exc)
+    return problem_response(
+        request, exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})
+    )
+
+
+def _store(request: Request[Any, Any, Any], exc: StoreError) -> Response[Problem]:
+    if isinstance(exc, ConcurrencyError):
+        return problem_response(request, 409, "conflict", str(exc))
+    if isinstance(exc, StoreUnavailable):
+        log.error("store_unavailable", error=str(exc))
+        return problem_response(request, 503, "unavailable", "the event store is unavailable",
+                                headers={"Retry-After": "1"})
+    return _unexpected(request, exc)
+
+
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    log.exception("unhandled_error", path=request.url.path, error=repr(exc))
+    return problem_response(request, 500, "internal_error", "an unexpected error occurred")
+
+
+EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
+    ApiError: _api_error,
+    RuleViolation: _rule_violation,
+    ValidationException: _validation,
+    HTTPException: _http,
+    StoreError: _store,
+    Exception: _unexpected,
+}

@@ -1,0 +1,101 @@
+"""One game as this process knows it: its events folded into lobby and domain state.
+
+The record is a cache: everything in it is derived from the game's stream, so any instance
+can rebuild it, and a stale one is caught by the expected version on append.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.decider import Decider, Status, Viewer
+from domain.variants import start
+from events.schema.common import GameStarted, HandEnded
+from events.schema.lobby import GameCreated, SeatClaimed
+from service.lobby import Lobby
+
+IDEMPOTENCY_KEY = "idempotency_key"
+REQUEST_HASH = "request_hash"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A stored event with what the feed needs to redact it."""
+
+    version: int
+    event: Any
+    hand: int
+    """The hand the event belongs to (0: before the first deal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyUse:
+    request_hash: str
+    first_version: int
+    last_version: int
+
+
+@dataclass(slots=True)
+class GameRecord:
+    game_id: str
+    lobby: Lobby
+    version: int = 0
+    decider: Decider | None = None
+    state: Any = None
+    entries: list[Entry] = field(default_factory=list)
+    hand_ended_at: dict[int, int] = field(default_factory=dict)
+    """The version of each hand's `hand.ended` event."""
+    keys: dict[tuple[int, str], KeyUse] = field(default_factory=dict)
+
+    @classmethod
+    def begin(cls, game_id: str, created: GameCreated) -> GameRecord:
+        record = cls(game_id=game_id, lobby=Lobby.created(created))
+        record.entries.append(Entry(1, created, 0))
+        record.version = 1
+        return record
+
+    @property
+    def started(self) -> bool:
+        return self.decider is not None
+
+    def status(self) -> Status | None:
+        return None if self.decider is None else self.decider.status(self.state)
+
+    def apply(self, version: int, event: Any, metadata: dict[str, Any]) -> None:
+        """Fold one stored event (versions arrive in order, each exactly once)."""
+        if version != self.version + 1:
+            raise ValueError(f"{self.game_id}: version {version} after {self.version}")
+        hand = self.entries[-1].hand if self.entries else 0
+        if isinstance(event, SeatClaimed):
+            self.lobby = self.lobby.claimed(event)
+        elif isinstance(event, GameStarted):
+            self.decider, self.state = start(event)
+        elif self.decider is not None:
+            self.state = self.decider.evolve(self.state, event)
+            hand = self.decider.status(self.state).hand
+            if isinstance(event, HandEnded):
+                self.hand_ended_at[event.hand] = version
+        self.entries.append(Entry(version, event, hand))
+        self.version = version
+        key = metadata.get(IDEMPOTENCY_KEY)
+        if isinstance(key, str) and isinstance(metadata.get("seat"), int):
+            slot = (metadata["seat"], key)
+            first = self.keys[slot].first_version if slot in self.keys else version
+            self.keys[slot] = KeyUse(str(metadata.get(REQUEST_HASH)), first, version)
+
+    def hand_over(self, entry: Entry, as_of: int) -> bool:
+        """Whether the hand `entry` belongs to had ended by version `as_of`."""
+        ended = self.hand_ended_at.get(entry.hand)
+        return ended is not None and ended <= as_of
+
+    def redact(self, entry: Entry, viewer: Viewer, as_of: int) -> Any:
+        """The event as `viewer` may see it, as of version `as_of`: the feed's one gate."""
+        event = entry.event
+        if isinstance(event, GameCreated):
+            return GameCreated(event.variant, event.seats, event.options, "", event.title)
+        if isinstance(event, SeatClaimed):
+            return SeatClaimed(event.seat, event.name, "")
+        if isinstance(event, GameStarted) or self.decider is None:
+            return event
+        return self.decider.redact(event, viewer, self.hand_over(entry, as_of))

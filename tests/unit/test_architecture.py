@@ -1,0 +1,60 @@
+"""The import rules of DESIGN.md, enforced: the domain stays pure, the layers point down."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What each layer must never import (a module or any of its submodules).
+FORBIDDEN: dict[str, set[str]] = {
+    "domain": {
+        "service", "projections", "events.store", "events.codec", "events.migrate",
+        # I/O, clocks, randomness and the environment arrive as arguments, never imported.
+        "psycopg", "psycopg_pool", "redis", "litestar", "structlog", "uvicorn", "httpx",
+        "sqlite3", "socket", "asyncio", "threading", "subprocess", "os", "io", "pathlib",
+        "random", "secrets", "uuid", "time", "datetime",
+    },
+    "events": {"domain", "projections", "service", "redis", "litestar", "structlog"},
+    "projections": {"service", "litestar"},
+}
+# events/schema is pure too: the domain imports it.
+FORBIDDEN["events/schema"] = FORBIDDEN["domain"] | {"events.store", "events.codec"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def violations(package: str) -> list[str]:
+    rules = FORBIDDEN[package]
+    bad = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for module in imported_modules(path):
+            if any(module == rule or module.startswith(rule + ".") for rule in rules):
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+    return bad
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_layer_imports_nothing_it_must_not(package: str) -> None:
+    assert (ROOT / package).is_dir()
+    assert violations(package) == []
+
+
+def test_the_checker_catches_a_forbidden_import(tmp_path: Path) -> None:
+    module = tmp_path / "bad.py"
+    module.write_text("import random\nfrom psycopg import sql\nfrom . import sibling\n")
+    assert imported_modules(module) == {"random", "psycopg"}

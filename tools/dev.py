@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Bootstrap and run Fairway on a machine that has only Python 3.11+ and pip.
+
+    python3 tools/dev.py serve [fairway serve options]   # run the service
+    python3 tools/dev.py test [pytest options]           # run the whole test suite
+    python3 tools/dev.py check                           # lint, format check, types, OpenAPI drift
+    python3 tools/dev.py fairway ...                     # any fairway subcommand
+
+The first run creates .venv, installs uv into it and syncs the locked dependencies
+(uv.lock); later runs only re-sync, which takes a moment.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+
+
+def run(*args: str | Path) -> None:
+    subprocess.run([str(a) for a in args], cwd=ROOT, check=True)
+
+
+def bootstrap() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"Fairway needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    if not (BIN / "python").exists():
+        print("creating .venv ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    if not (BIN / "uv").exists():
+        print("installing uv into .venv ...", flush=True)
+        run(BIN / "python", "-m", "pip", "install", "--quiet", "uv>=0.4")
+    env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(VENV)}
+    subprocess.run(
+        [str(BIN / "uv"), "sync", "--frozen", "--quiet", "--python", str(BIN / "python")],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"serve", "test", "check", "fairway"}:
+        print(__doc__)
+        return 2
+    bootstrap()
+    command, rest = argv[0], argv[1:]
+    os.chdir(ROOT)
+    if command == "serve":
+        cmd = [str(BIN / "fairway"), "serve", *rest]
+    elif command == "fairway":
+        cmd = [str(BIN / "fairway"), *rest]
+    elif command == "test":
+        cmd = [str(BIN / "python"), "-m", "pytest", *rest]
+    else:
+        for step in (
+            [BIN / "ruff", "check", "."],
+            [BIN / "ruff", "format", "--check", "."],
+            [BIN / "mypy", "domain", "events"],
+            [BIN / "fairway", "openapi", "--check"],
+        ):
+            print("$", " ".join(Path(str(step[0])).name if i == 0 else str(a)
+                               for i, a in enumerate(step)), flush=True)
+            code = subprocess.run([str(a) for a in step], cwd=ROOT).returncode
+            if code:
+                return code
+        return 0
+    os.execv(cmd[0], cmd)
+    return 0  # pragma: no cover
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
