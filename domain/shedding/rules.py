@@ -20,7 +20,7 @@ EXACT_GRAB = 19
 EXACT_GRAB_BONUS = -10
 GRAB_MIN = 16
 GRAB_MAX = 22
-TURN_LIMIT = 2000
+TURN_LIMIT = 2000  # completed plays in a round (a blind card and what it adds is one play)
 GAME_TARGET = 100
 BURNING_RANK = "T"
 BURNING_RUN = 4
@@ -58,9 +58,9 @@ def rules_for(players: int, options: GameOptions) -> Rules:
             "invalid_config", "tens-shedding has no fixed number of rounds: it ends at 100"
         )
     rules = Rules(
-        turn_limit=options.turn_limit or TURN_LIMIT,
-        grab_min=options.grab_min or GRAB_MIN,
-        grab_max=options.grab_max or GRAB_MAX,
+        turn_limit=TURN_LIMIT if options.turn_limit is None else options.turn_limit,
+        grab_min=GRAB_MIN if options.grab_min is None else options.grab_min,
+        grab_max=GRAB_MAX if options.grab_max is None else options.grab_max,
     )
     if not 1 <= rules.grab_min <= rules.grab_max <= 40:
         raise RuleViolation("invalid_config", "the grab range must satisfy 1 <= min <= max <= 40")

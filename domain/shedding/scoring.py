@@ -6,7 +6,8 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from domain.cards import Card, rank_of, rank_order
+from domain.cards import Card, is_card, rank_of, rank_order
+from domain.errors import RuleViolation
 from domain.shedding.rules import CARD_VALUES, GAME_TARGET, grab_bonus
 from domain.shedding.state import Player
 
@@ -32,6 +33,8 @@ def score(cards: Iterable[Card]) -> RemainingScore:
     counts: dict[str, int] = {}
     for card in cards:
         rank = rank_of(card)
+        if rank not in CARD_VALUES or not is_card(card):
+            raise RuleViolation("card_not_available", f"{card!r} is not a tens-shedding card")
         counts[rank] = counts.get(rank, 0) + 1
     lines = tuple(
         ScoreLine(rank, CARD_VALUES[rank], count, CARD_VALUES[rank] * count)

@@ -1,0 +1,101 @@
+-- Append in one round trip. Order inside the caller's (implicit) transaction:
+--   1. the stream's advisory transaction lock (every later statement sees the commits of
+--      the previous holder: each statement of a VOLATILE plpgsql function takes a new
+--      snapshot under READ COMMITTED);
+--   2. the current version and the last hash, read with the lock held;
+--   3. a wrong expected version ends here, before any sequence value is drawn: either the
+--      idempotent path (these event ids are stored right after the expected version with the
+--      same content: return their stored positions) or error FW001 (detail: actual version)
+--      or FW002 (the ids are stored, but elsewhere or with other content);
+--   4. the hash chain and one multi-row INSERT.
+-- The caller commits, then sends NOTIFY fairway_events outside this transaction.
+
+CREATE FUNCTION fairway_append(
+    p_stream_id        text,
+    p_expected_version integer,
+    p_event_ids        uuid[],
+    p_types            text[],
+    p_schema_versions  integer[],
+    p_data             text[],
+    p_metadata         text[]
+) RETURNS TABLE (stream_version integer, global_position bigint)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    n         integer := cardinality(p_event_ids);
+    v_current integer;
+    v_prev    bytea;
+    v_hashes  bytea[];
+    v_found   integer;
+    v_same    boolean;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_stream_id, 0));
+
+    IF p_stream_id !~ '^[a-z][a-z0-9-]{0,62}(:[A-Za-z0-9_-]{1,64})?$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'FW004', MESSAGE = 'invalid stream id';
+    END IF;
+    IF n IS NULL OR n = 0
+        OR cardinality(p_types) <> n OR cardinality(p_schema_versions) <> n
+        OR cardinality(p_data) <> n OR cardinality(p_metadata) <> n THEN
+        RAISE EXCEPTION USING ERRCODE = 'FW004', MESSAGE = 'event arrays differ in length';
+    END IF;
+
+    SELECT e.stream_version, e.hash INTO v_current, v_prev
+      FROM events e
+     WHERE e.stream_id = p_stream_id
+     ORDER BY e.stream_version DESC
+     LIMIT 1;
+    IF NOT FOUND THEN
+        v_current := 0;
+        v_prev := '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea;
+    END IF;
+
+    IF v_current <> p_expected_version THEN
+        SELECT count(*),
+               coalesce(bool_and(e.stream_id = p_stream_id
+                                 AND e.stream_version = p_expected_version + o.ord
+                                 AND e.type = p_types[o.ord]
+                                 AND e.schema_version = p_schema_versions[o.ord]
+                                 AND e.data::text = p_data[o.ord]), false)
+          INTO v_found, v_same
+          FROM unnest(p_event_ids) WITH ORDINALITY AS o(event_id, ord)
+          JOIN events e ON e.event_id = o.event_id;
+        IF v_found = 0 THEN
+            RAISE EXCEPTION USING
+                ERRCODE = 'FW001',
+                MESSAGE = format('stream %s is at version %s, not %s',
+                                 p_stream_id, v_current, p_expected_version),
+                DETAIL = v_current::text;
+        ELSIF v_found = n AND v_same THEN
+            RETURN QUERY
+                SELECT e.stream_version, e.global_position
+                  FROM events e
+                 WHERE e.event_id = ANY (p_event_ids)
+                 ORDER BY e.stream_version;
+            RETURN;
+        ELSE
+            RAISE EXCEPTION USING
+                ERRCODE = 'FW002',
+                MESSAGE = 'event ids already stored elsewhere or with other content';
+        END IF;
+    END IF;
+
+    FOR i IN 1 .. n LOOP
+        v_prev := sha256(v_prev || convert_to(
+            '["' || p_stream_id || '",' || (p_expected_version + i) || ',"'
+            || p_event_ids[i] || '","' || p_types[i] || '",' || p_schema_versions[i] || ','
+            || p_data[i] || ',' || p_metadata[i] || ']', 'UTF8'));
+        v_hashes[i] := v_prev;
+    END LOOP;
+
+    RETURN QUERY
+        INSERT INTO events AS e
+               (stream_id, stream_version, event_id, type, schema_version, data, metadata, hash)
+        SELECT p_stream_id, p_expected_version + o.ord, o.event_id, p_types[o.ord],
+               p_schema_versions[o.ord], p_data[o.ord]::json, p_metadata[o.ord]::json,
+               v_hashes[o.ord]
+          FROM unnest(p_event_ids) WITH ORDINALITY AS o(event_id, ord)
+         ORDER BY o.ord
+        RETURNING e.stream_version, e.global_position;
+END
+$$;

@@ -1,0 +1,47 @@
+"""The event store: the contract, its two implementations and the factory."""
+
+from events.store.base import (
+    MAX_EVENTS_PER_APPEND,
+    START,
+    STREAM_ID_PATTERN,
+    AppendResult,
+    ChainBroken,
+    Checkpoint,
+    ConcurrencyError,
+    EventIdConflict,
+    EventStore,
+    InvalidEvent,
+    InvalidStreamId,
+    NewEvent,
+    RecordedEvent,
+    StoreError,
+    StoreUnavailable,
+    StreamInfo,
+    VerifiedStream,
+)
+from events.store.embedded import EmbeddedStore
+from events.store.factory import open_store
+from events.store.postgres import PostgresStore
+
+__all__ = [
+    "MAX_EVENTS_PER_APPEND",
+    "START",
+    "STREAM_ID_PATTERN",
+    "AppendResult",
+    "ChainBroken",
+    "Checkpoint",
+    "ConcurrencyError",
+    "EmbeddedStore",
+    "EventIdConflict",
+    "EventStore",
+    "InvalidEvent",
+    "InvalidStreamId",
+    "NewEvent",
+    "PostgresStore",
+    "RecordedEvent",
+    "StoreError",
+    "StoreUnavailable",
+    "StreamInfo",
+    "VerifiedStream",
+    "open_store",
+]

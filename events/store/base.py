@@ -1,0 +1,316 @@
+"""The event store contract: envelope types, the store's exceptions, and what both
+implementations share (validation, decoding rows, chain verification, waiting).
+
+Stream ids: `category` or `category:id`, where the category is lower-case letters, digits
+and hyphens starting with a letter (at most 63) and the id is letters, digits, `_` and `-`
+(at most 64), e.g. `game:0f3a...` or `lobby`. They are plain ASCII with nothing to escape,
+which the hash chain's canonical bytes rely on.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Final, Self
+from uuid import UUID
+
+import msgspec
+
+from events.codec import GENESIS_HASH, Codec, CodecError, canonical_bytes, chain_hash
+
+STREAM_ID_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}(:[A-Za-z0-9_-]{1,64})?$")
+MAX_EVENTS_PER_APPEND: Final = 1000
+
+
+# ---- exceptions -----------------------------------------------------------------------------
+
+
+class StoreError(Exception):
+    """Anything the event store refuses or fails to do."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached (or stopped answering); retrying later may work."""
+
+
+class InvalidStreamId(StoreError, ValueError):
+    def __init__(self, stream_id: object) -> None:
+        super().__init__(f"invalid stream id {stream_id!r}: must match {STREAM_ID_PATTERN.pattern}")
+        self.stream_id = stream_id
+
+
+class InvalidEvent(StoreError, ValueError):
+    """Malformed, oversized or of an unknown type; nothing was written."""
+
+
+class ConcurrencyError(StoreError):
+    """The stream is not at the expected version; reload and decide again."""
+
+    def __init__(self, stream_id: str, expected_version: int, actual_version: int) -> None:
+        super().__init__(
+            f"stream {stream_id} is at version {actual_version}, not {expected_version}"
+        )
+        self.stream_id = stream_id
+        self.expected_version = expected_version
+        self.actual_version = actual_version
+
+
+class EventIdConflict(StoreError):
+    """Event ids already stored, but not as this append would store them (another stream,
+    another version, other content): a retry must repeat the original append exactly."""
+
+
+class ChainBroken(StoreError):
+    """A stored event does not hash to its link in the stream's chain (or is missing)."""
+
+    def __init__(self, stream_id: str, version: int, reason: str) -> None:
+        super().__init__(f"hash chain of stream {stream_id} broken at version {version}: {reason}")
+        self.stream_id = stream_id
+        self.version = version
+
+
+# ---- envelopes --------------------------------------------------------------------------------
+
+
+class NewEvent(msgspec.Struct, frozen=True):
+    """An event to append. Derive `event_id` deterministically (e.g. uuid5 of an idempotency
+    key) so that a retried append lands on the idempotent path."""
+
+    event_id: UUID
+    event: object
+    metadata: Mapping[str, Any] = msgspec.field(default_factory=dict)
+
+
+class AppendResult(msgspec.Struct, frozen=True):
+    stream_id: str
+    first_version: int
+    last_version: int
+    positions: tuple[int, ...]
+    """Global positions, one per event, in stream order."""
+
+
+class Checkpoint(msgspec.Struct, frozen=True, order=True):
+    """A place in the global feed: the last event read (writing transaction, position)."""
+
+    tx_id: int = 0
+    position: int = 0
+
+
+START: Final = Checkpoint()
+
+
+class RecordedEvent(msgspec.Struct, frozen=True):
+    global_position: int
+    tx_id: int
+    stream_id: str
+    version: int
+    event_id: UUID
+    type: str
+    schema_version: int
+    """The version stored; `data` is always upcast to the current shape."""
+    data: Any
+    metadata: dict[str, Any]
+    recorded_at: datetime
+    hash: bytes
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        return Checkpoint(self.tx_id, self.global_position)
+
+
+class StreamInfo(msgspec.Struct, frozen=True):
+    stream_id: str
+    version: int
+
+
+class VerifiedStream(msgspec.Struct, frozen=True):
+    stream_id: str
+    version: int
+    head_hash: bytes
+    """The hash of the last event; keep it elsewhere to detect a truncated or rewritten tail."""
+
+
+class PreparedEvent(msgspec.Struct, frozen=True):
+    """An event as the store writes it (internal)."""
+
+    event_id: str
+    type: str
+    schema_version: int
+    data: bytes
+    metadata: bytes
+
+
+class ChainRow(msgspec.Struct, frozen=True):
+    """The stored columns the hash chain covers (internal)."""
+
+    version: int
+    event_id: str
+    type: str
+    schema_version: int
+    data: bytes
+    metadata: bytes
+    hash: bytes
+
+
+# ---- the contract ---------------------------------------------------------------------------
+
+
+class EventStore(abc.ABC):
+    """Append-only streams with optimistic concurrency, a gap-safe global feed and a hash
+    chain per stream. Both implementations pass the same contract tests."""
+
+    def __init__(self, codec: Codec, poll_interval: float) -> None:
+        self.codec = codec
+        self._poll_interval = poll_interval
+        self._appended = asyncio.Event()
+
+    @abc.abstractmethod
+    async def append(
+        self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
+    ) -> AppendResult:
+        """Append all of `events` or none. `expected_version` is the stream's current
+        version (0: the stream must not exist). Raises `ConcurrencyError` carrying the
+        actual version; a retry of an append already stored returns its stored result."""
+
+    @abc.abstractmethod
+    async def read_stream(
+        self, stream_id: str, from_version: int = 1, limit: int | None = None
+    ) -> list[RecordedEvent]: ...
+
+    @abc.abstractmethod
+    async def stream_version(self, stream_id: str) -> int:
+        """The stream's current version; 0 when it does not exist."""
+
+    @abc.abstractmethod
+    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
+        """Events after `after` in feed order, never skipping one that commits late; carry
+        on from the last event's `checkpoint`."""
+
+    @abc.abstractmethod
+    async def feed_head(self) -> Checkpoint:
+        """The checkpoint of the last event the feed can return now (START when none)."""
+
+    @abc.abstractmethod
+    async def list_streams(
+        self, prefix: str = "", after: str = "", limit: int = 100
+    ) -> list[StreamInfo]:
+        """Streams whose id starts with `prefix`, in id order, after the id `after`."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    async def _chain_rows(self, stream_id: str) -> list[ChainRow]:
+        """Every row of the stream in version order, as stored."""
+
+    @abc.abstractmethod
+    async def _start_listening(self) -> None:
+        """Make sure appends elsewhere will wake `wait_for_events`."""
+
+    async def verify_stream(self, stream_id: str) -> VerifiedStream:
+        """Recompute the stream's hash chain; `ChainBroken` names the first bad link."""
+        check_stream_id(stream_id)
+        prev = GENESIS_HASH
+        version = 0
+        for row in await self._chain_rows(stream_id):
+            version += 1
+            if row.version != version:
+                raise ChainBroken(stream_id, version, f"found version {row.version} instead")
+            canonical = canonical_bytes(
+                stream_id,
+                row.version,
+                row.event_id,
+                row.type,
+                row.schema_version,
+                row.data,
+                row.metadata,
+            )
+            prev = chain_hash(prev, canonical)
+            if prev != row.hash:
+                raise ChainBroken(stream_id, version, "stored hash differs from the content")
+        return VerifiedStream(stream_id, version, prev)
+
+    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
+        """Wait until the feed holds an event after `after`; False when `timeout` passes."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await self._start_listening()
+        while True:
+            signal = self._appended  # taken before looking, so no wake-up falls between
+            if await self.read_feed(after, limit=1):
+                return True
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(signal.wait(), min(remaining, self._poll_interval))
+
+    def _wake_waiters(self) -> None:
+        signal, self._appended = self._appended, asyncio.Event()
+        signal.set()
+
+    def _prepare(
+        self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
+    ) -> list[PreparedEvent]:
+        check_stream_id(stream_id)
+        if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+            raise TypeError("expected_version must be an int")
+        if expected_version < 0:
+            raise ValueError("expected_version must be 0 (a new stream) or more")
+        if not events:
+            raise InvalidEvent("an append needs at least one event")
+        if len(events) > MAX_EVENTS_PER_APPEND:
+            raise InvalidEvent(f"at most {MAX_EVENTS_PER_APPEND} events per append")
+        prepared = []
+        for new in events:
+            if not isinstance(new, NewEvent) or not isinstance(new.event_id, UUID):
+                raise InvalidEvent("each event must be a NewEvent with a UUID event_id")
+            try:
+                encoded = self.codec.encode(new.event)
+                metadata = self.codec.encode_metadata(new.metadata)
+            except CodecError as exc:
+                raise InvalidEvent(str(exc)) from None
+            prepared.append(
+                PreparedEvent(
+                    str(new.event_id), encoded.type, encoded.schema_version, encoded.data, metadata
+                )
+            )
+        if len({p.event_id for p in prepared}) != len(prepared):
+            raise InvalidEvent("event ids repeat within one append")
+        return prepared
+
+    def _decode(
+        self, stream_id: str, version: int, event_type: str, schema_version: int, data: str | bytes
+    ) -> object:
+        try:
+            return self.codec.decode(event_type, schema_version, data)
+        except CodecError as exc:
+            raise InvalidEvent(f"stream {stream_id} version {version}: {exc}") from None
+
+    def _decode_metadata(self, stream_id: str, version: int, data: str | bytes) -> dict[str, Any]:
+        try:
+            return self.codec.decode_metadata(data)
+        except CodecError as exc:
+            raise InvalidEvent(f"stream {stream_id} version {version}: {exc}") from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+def check_stream_id(stream_id: object) -> str:
+    if not isinstance(stream_id, str) or not STREAM_ID_PATTERN.fullmatch(stream_id):
+        raise InvalidStreamId(stream_id)
+    return stream_id

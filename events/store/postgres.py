@@ -1,0 +1,283 @@
+"""The event store on PostgreSQL (psycopg 3 async, one connection pool).
+
+Append is one call of `fairway_append` (events/migrations/0002_append_function.sql) in an
+implicit transaction: one round trip, prepared. After it commits, the same connection sends
+`NOTIFY fairway_events` as a transaction of its own, so waking readers never serialises the
+appends. The feed reads only rows of transactions older than the snapshot's xmin, which have
+all ended: a transaction that commits late can never be skipped (docs/EVENT_STORE.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Final, LiteralString
+
+import psycopg
+import psycopg_pool
+
+from events.codec import Codec, default_codec
+from events.store.base import (
+    START,
+    AppendResult,
+    ChainRow,
+    Checkpoint,
+    ConcurrencyError,
+    EventIdConflict,
+    EventStore,
+    InvalidEvent,
+    InvalidStreamId,
+    NewEvent,
+    RecordedEvent,
+    StoreError,
+    StoreUnavailable,
+    StreamInfo,
+    check_stream_id,
+)
+
+log = logging.getLogger(__name__)
+
+CHANNEL: Final = "fairway_events"
+
+_APPEND: Final = (
+    "SELECT stream_version, global_position FROM fairway_append("
+    "%s::text, %s::int4, %s::uuid[], %s::text[], %s::int4[], %s::text[], %s::text[])"
+)
+_NOTIFY: Final = f"NOTIFY {CHANNEL}"
+_COLUMNS: Final = (
+    "global_position, tx_id::text::int8, stream_id, stream_version, event_id, type,"
+    " schema_version, data::text, metadata::text, recorded_at, hash"
+)
+_READ_STREAM: Final = (
+    f"SELECT {_COLUMNS} FROM events WHERE stream_id = %s::text AND stream_version >= %s::int4"
+    " ORDER BY stream_version LIMIT %s::int8"
+)
+_STREAM_VERSION: Final = (
+    "SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = %s::text"
+)
+_VISIBLE: Final = "tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+_READ_FEED: Final = (
+    f"SELECT {_COLUMNS} FROM events"
+    f" WHERE (tx_id, global_position) > (%s::text::xid8, %s::int8) AND {_VISIBLE}"
+    " ORDER BY tx_id, global_position LIMIT %s::int8"
+)
+_FEED_HEAD: Final = (
+    f"SELECT tx_id::text::int8, global_position FROM events WHERE {_VISIBLE}"
+    " ORDER BY tx_id DESC, global_position DESC LIMIT 1"
+)
+_LIST_STREAMS: Final = (
+    "SELECT stream_id, max(stream_version) FROM events"
+    " WHERE stream_id > %s::text AND starts_with(stream_id, %s::text)"
+    " GROUP BY stream_id ORDER BY stream_id LIMIT %s::int8"
+)
+_CHAIN_ROWS: Final = (
+    "SELECT stream_version, event_id::text, type, schema_version, data::text, metadata::text,"
+    " hash FROM events WHERE stream_id = %s::text ORDER BY stream_version"
+)
+
+
+class _Translate:
+    """Turns psycopg and pool errors into the store's own; nothing psycopg leaves here."""
+
+    __slots__ = ("expected", "stream_id")
+
+    def __init__(self, stream_id: str = "", expected: int = 0) -> None:
+        self.stream_id = stream_id
+        self.expected = expected
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc is None:
+            return
+        if isinstance(exc, OSError):
+            raise StoreUnavailable(f"event store unavailable: {exc}") from None
+        if not isinstance(exc, psycopg.Error):
+            return
+        if isinstance(exc, psycopg_pool.PoolClosed):
+            raise StoreError("the event store is closed") from None
+        state = exc.sqlstate or ""
+        if state == "FW001":
+            actual = int(exc.diag.message_detail or "0")
+            raise ConcurrencyError(self.stream_id, self.expected, actual) from None
+        if state == "FW002" or (
+            isinstance(exc, psycopg.errors.UniqueViolation)
+            and exc.diag.constraint_name == "events_event_id_key"
+        ):
+            raise EventIdConflict(
+                f"stream {self.stream_id}: {exc.diag.message_primary or 'event id stored'}"
+            ) from None
+        if state == "FW004":
+            raise InvalidStreamId(self.stream_id) from None
+        if isinstance(exc, psycopg.OperationalError) or state[:2] in ("08", "53", "57"):
+            raise StoreUnavailable(f"event store unavailable: {exc}") from None
+        if isinstance(exc, psycopg.errors.DataError):
+            raise InvalidEvent(f"rejected by the database: {exc}") from None
+        raise StoreError(f"event store failure: {state} {exc}") from None
+
+
+class PostgresStore(EventStore):
+    def __init__(
+        self,
+        pool: psycopg_pool.AsyncConnectionPool[psycopg.AsyncConnection[Any]],
+        database_url: str,
+        codec: Codec,
+        poll_interval: float,
+    ) -> None:
+        super().__init__(codec, poll_interval)
+        self._pool = pool
+        self._url = database_url
+        self._listener: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(
+        cls,
+        database_url: str,
+        *,
+        codec: Codec | None = None,
+        min_size: int = 2,
+        max_size: int = 10,
+        poll_interval: float = 0.5,
+        timeout: float = 10.0,
+    ) -> PostgresStore:
+        pool: psycopg_pool.AsyncConnectionPool[psycopg.AsyncConnection[Any]]
+        pool = psycopg_pool.AsyncConnectionPool(
+            database_url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            open=False,
+            name="fairway-events",
+            kwargs={"autocommit": True, "prepare_threshold": 0, "client_encoding": "UTF8"},
+        )
+        try:
+            await pool.open(wait=True, timeout=timeout)
+        except (psycopg_pool.PoolTimeout, psycopg.Error, OSError) as exc:
+            await pool.close()
+            raise StoreUnavailable(f"cannot reach the event store database: {exc}") from None
+        return cls(pool, database_url, codec or default_codec(), poll_interval)
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+            self._listener = None
+        await self._pool.close()
+
+    # ---- writing ----------------------------------------------------------------------------
+
+    async def append(
+        self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
+    ) -> AppendResult:
+        prepared = self._prepare(stream_id, expected_version, events)
+        params = (
+            stream_id,
+            expected_version,
+            [p.event_id for p in prepared],
+            [p.type for p in prepared],
+            [p.schema_version for p in prepared],
+            [p.data.decode() for p in prepared],
+            [p.metadata.decode() for p in prepared],
+        )
+        with _Translate(stream_id, expected_version):
+            async with self._pool.connection() as conn:
+                rows = await (await conn.execute(_APPEND, params)).fetchall()
+                await self._notify(conn)
+        rows.sort()
+        return AppendResult(stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows))
+
+    async def _notify(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """After the commit, on its own: the append has succeeded whatever happens here
+        (readers fall back on polling)."""
+        try:
+            await conn.execute(_NOTIFY)
+        except psycopg.Error as exc:
+            log.warning("NOTIFY after an append failed: %s", exc)
+
+    # ---- reading ----------------------------------------------------------------------------
+
+    async def read_stream(
+        self, stream_id: str, from_version: int = 1, limit: int | None = None
+    ) -> list[RecordedEvent]:
+        check_stream_id(stream_id)
+        rows = await self._fetch(_READ_STREAM, (stream_id, from_version, limit))
+        return [self._record(row) for row in rows]
+
+    async def stream_version(self, stream_id: str) -> int:
+        check_stream_id(stream_id)
+        rows = await self._fetch(_STREAM_VERSION, (stream_id,))
+        return int(rows[0][0])
+
+    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
+        rows = await self._fetch(_READ_FEED, (str(after.tx_id), after.position, limit))
+        return [self._record(row) for row in rows]
+
+    async def feed_head(self) -> Checkpoint:
+        rows = await self._fetch(_FEED_HEAD, ())
+        return Checkpoint(rows[0][0], rows[0][1]) if rows else START
+
+    async def list_streams(
+        self, prefix: str = "", after: str = "", limit: int = 100
+    ) -> list[StreamInfo]:
+        rows = await self._fetch(_LIST_STREAMS, (after, prefix, limit))
+        return [StreamInfo(stream_id, version) for stream_id, version in rows]
+
+    async def _chain_rows(self, stream_id: str) -> list[ChainRow]:
+        rows = await self._fetch(_CHAIN_ROWS, (stream_id,))
+        return [
+            ChainRow(version, event_id, kind, schema, data.encode(), metadata.encode(), digest)
+            for version, event_id, kind, schema, data, metadata, digest in rows
+        ]
+
+    async def _fetch(self, query: LiteralString, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        with _Translate():
+            async with self._pool.connection() as conn:
+                cursor = await conn.execute(query, params)
+                return await cursor.fetchall()
+
+    def _record(self, row: tuple[Any, ...]) -> RecordedEvent:
+        position, tx_id, stream_id, version, event_id, kind, schema, data, meta, at, digest = row
+        return RecordedEvent(
+            position,
+            tx_id,
+            stream_id,
+            version,
+            event_id,
+            kind,
+            schema,
+            self._decode(stream_id, version, kind, schema, data),
+            self._decode_metadata(stream_id, version, meta),
+            at,
+            digest,
+        )
+
+    # ---- waking readers ---------------------------------------------------------------------
+
+    async def _start_listening(self) -> None:
+        if self._listener is None or self._listener.done():
+            self._listener = asyncio.create_task(self._listen(), name="fairway-events-listen")
+
+    async def _listen(self) -> None:
+        """LISTEN on a connection of its own; wake waiters on every notification. On a lost
+        connection, reconnect with a back-off (waiters poll meanwhile)."""
+        backoff = 0.1
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    backoff = 0.1
+                    self._wake_waiters()  # something may have been appended while away
+                    async for _ in conn.notifies():
+                        self._wake_waiters()
+            except (psycopg.Error, OSError) as exc:
+                log.warning("event feed listener lost its connection: %s", exc)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 5.0)
