@@ -67,11 +67,11 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         opened = store or await open_store(
-            settings.database_url, settings.data_dir, pool_size=settings.pool_size
+            settings.database_url, settings.data_dir, pool_max_size=settings.pool_size
         )
         holder["store"] = opened
         holder["games"] = GameService(opened, metrics, settings.command_retries)
-        log.info("started", store=opened.kind)
+        log.info("started", store=type(opened).__name__)
         try:
             yield
         finally:
@@ -91,6 +91,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         middleware=[make_middleware(metrics, buckets)],
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
+        logging_config=None,
         debug=False,
     )
 

@@ -57,14 +57,14 @@ class GameService:
         record = self.cache.get(game_id)
         if record is None:
             stored = await self.store.read_stream(stream_id(game_id))
-            if not stored or not isinstance(stored[0].event, GameCreated):
+            if not stored or not isinstance(stored[0].data, GameCreated):
                 raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
-            record = GameRecord.begin(game_id, stored[0].event)
+            record = GameRecord.begin(game_id, stored[0].data)
             for item in stored[1:]:
-                record.apply(item.stream_version, item.event, item.metadata)
+                record.apply(item.version, item.data, item.metadata)
         elif fresh:
             for item in await self.store.read_stream(stream_id(game_id), record.version + 1):
-                record.apply(item.stream_version, item.event, item.metadata)
+                record.apply(item.version, item.data, item.metadata)
         self.cache[game_id] = record
         self.cache.move_to_end(game_id)
         if len(self.cache) > _CACHE_SIZE:

@@ -103,7 +103,7 @@ def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Re
     detail = str(exc.detail)
     extra = exc.extra if isinstance(exc.extra, list) else None
     text = detail + " " + str(extra or "")
-    if "malformed" in text.lower() or "JSON is malformed" in text:
+    if "malformed" in text.lower():
         return problem_response(request, 400, "malformed_request", detail, errors=extra)
     return problem_response(request, 422, "invalid_request", detail, errors=extra)
 
@@ -120,7 +120,11 @@ _HTTP_CODES = {
 
 
 def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
+    if isinstance(exc, ValidationException):
+        return _validation(request, exc)
     code = _HTTP_CODES.get(exc.status_code)
+    if exc.status_code == 400 and "malformed" in str(exc.detail).lower():
+        code = "malformed_request"
     if code is None:
         return _unexpected(request, exc)
     return problem_response(

@@ -10,7 +10,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
 
 from domain.decider import Viewer
-from events.schema.common import GameEnded, HandEnded
+from events.schema.common import GameEnded, GameOptions, HandEnded
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction
 from service.api import schemas as s
@@ -101,7 +101,8 @@ class GameController(Controller):
 
     @post("/", operation_id="createGame", summary="Open a game", status_code=201)
     async def create(self, data: s.CreateGame, games: GameService) -> s.GameOpened:
-        record, token = await games.create(data.variant, data.seats, data.options, data.title)
+        options = data.options or GameOptions()
+        record, token = await games.create(data.variant, data.seats, options, data.title)
         return s.GameOpened(record.game_id, token, record.version, data.variant, data.seats)
 
     @get("/{game_id:str}", operation_id="getGame", summary="The game's lobby and status")

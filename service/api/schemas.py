@@ -21,7 +21,8 @@ class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
 
     variant: VariantName
     seats: Annotated[int, msgspec.Meta(ge=2, le=10)]
-    options: GameOptions = GameOptions()
+    options: GameOptions | None = None
+    """House options; omitted fields keep the variant's rules."""
     title: Title = ""
 
 

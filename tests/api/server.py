@@ -1,0 +1,45 @@
+"""A real Fairway HTTP server on a free loopback port, in a thread, for the API tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import uvicorn
+
+from service.app import create_app
+from service.settings import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_server(settings: Settings) -> Iterator[str]:
+    """Serve `create_app(settings)` with uvicorn until the block ends; yields the base URL."""
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="fairway-test-server", daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    try:
+        httpx.get(base + "/health", timeout=5).raise_for_status()
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
