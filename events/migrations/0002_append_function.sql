@@ -80,6 +80,20 @@ BEGIN
         END IF;
     END IF;
 
+    IF n = 1 THEN  -- the common case, without unnest and sort
+        v_prev := sha256(v_prev || convert_to(
+            '["' || p_stream_id || '",' || (p_expected_version + 1) || ',"'
+            || p_event_ids[1] || '","' || p_types[1] || '",' || p_schema_versions[1] || ','
+            || p_data[1] || ',' || p_metadata[1] || ']', 'UTF8'));
+        INSERT INTO events AS e
+               (stream_id, stream_version, event_id, type, schema_version, data, metadata, hash)
+        VALUES (p_stream_id, p_expected_version + 1, p_event_ids[1], p_types[1],
+                p_schema_versions[1], p_data[1]::json, p_metadata[1]::json, v_prev)
+        RETURNING e.stream_version, e.global_position INTO stream_version, global_position;
+        RETURN NEXT;
+        RETURN;
+    END IF;
+
     FOR i IN 1 .. n LOOP
         v_prev := sha256(v_prev || convert_to(
             '["' || p_stream_id || '",' || (p_expected_version + i) || ',"'

@@ -13,6 +13,7 @@ from domain.decider import Viewer
 from events.schema.common import GameEnded, GameOptions, HandEnded
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction
+from service.api import docs
 from service.api import schemas as s
 from service.games import GameService
 from service.problems import ApiError
@@ -99,31 +100,35 @@ class GameController(Controller):
     path = "/games"
     tags = ["games"]
 
-    @post("/", operation_id="createGame", summary="Open a game", status_code=201)
-    async def create(self, data: s.CreateGame, games: GameService) -> s.GameOpened:
+    @post("/", operation_id="createGame", summary="Open a game", status_code=201,
+          responses=docs.LOBBY)
+    async def create(self, data: Annotated[s.CreateGame, docs.CREATE_GAME], games: GameService) -> s.GameOpened:
         options = data.options or GameOptions()
         record, token = await games.create(data.variant, data.seats, options, data.title)
         return s.GameOpened(record.game_id, token, record.version, data.variant, data.seats)
 
-    @get("/{game_id:str}", operation_id="getGame", summary="The game's lobby and status")
+    @get("/{game_id:str}", operation_id="getGame", summary="The game's lobby and status",
+         responses=docs.READ)
     async def get_game(self, game_id: GameId, games: GameService) -> Response[s.GameSummary]:
         record = await games.load(game_id)
         return Response(summary(record), headers=etag(record))
 
     @post("/{game_id:str}/seats", operation_id="claimSeat", summary="Claim a seat",
-          status_code=201)
-    async def claim(self, game_id: GameId, data: s.ClaimSeat, games: GameService) -> s.SeatGranted:
+          status_code=201, responses=docs.LOBBY)
+    async def claim(self, game_id: GameId, data: Annotated[s.ClaimSeat, docs.CLAIM_SEAT],
+                    games: GameService) -> s.SeatGranted:
         record, seat, token = await games.claim(game_id, data.seat, data.name)
         return s.SeatGranted(game_id, seat, token, record.version)
 
     @post("/{game_id:str}/start", operation_id="startGame", summary="Start the game (creator)",
-          security=SEAT_TOKEN, status_code=200)
+          security=SEAT_TOKEN, status_code=200, responses=docs.LOBBY)
     async def start(self, game_id: GameId, request: Request[Any, Any, Any],
                     games: GameService) -> Response[s.GameSummary]:
         record = await games.start(game_id, required_token(request))
         return Response(summary(record), headers=etag(record))
 
-    @get("/{game_id:str}/view", operation_id="getPublicView", summary="The spectators' view")
+    @get("/{game_id:str}/view", operation_id="getPublicView", summary="The spectators' view",
+         responses=docs.READ)
     async def public_view(self, game_id: GameId, games: GameService) -> Response[s.PublicView]:
         record = await games.load(game_id)
         view = None if record.decider is None else record.decider.view(record.state, None)
@@ -131,7 +136,8 @@ class GameController(Controller):
         return Response(body, headers=etag(record))
 
     @get("/{game_id:str}/me", operation_id="getSeatView",
-         summary="A seat's own view and legal actions", security=SEAT_TOKEN)
+         summary="A seat's own view and legal actions", security=SEAT_TOKEN,
+         responses=docs.PLAY)
     async def seat_view(self, game_id: GameId, request: Request[Any, Any, Any],
                         games: GameService) -> Response[s.SeatView]:
         token = required_token(request)
@@ -146,8 +152,8 @@ class GameController(Controller):
         return Response(body, headers=etag(record))
 
     @post("/{game_id:str}/actions", operation_id="postAction", summary="Take an action",
-          security=SEAT_TOKEN, status_code=200)
-    async def act(self, game_id: GameId, data: Action, request: Request[Any, Any, Any],
+          security=SEAT_TOKEN, status_code=200, responses=docs.PLAY)
+    async def act(self, game_id: GameId, data: Annotated[Action, docs.ACTION], request: Request[Any, Any, Any],
                   games: GameService, idempotency_key: IdempotencyKey = None,
                   if_match: IfMatch = None) -> Response[s.ActionResult]:
         token = required_token(request)
@@ -169,7 +175,7 @@ class GameController(Controller):
         return Response(body, headers={"ETag": f'"{last}"'})
 
     @get("/{game_id:str}/events", operation_id="getEvents",
-         summary="The game's events, redacted for the viewer")
+         summary="The game's events, redacted for the viewer", responses=docs.PLAY)
     async def events(self, game_id: GameId, request: Request[Any, Any, Any], games: GameService,
                      after: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
                      limit: Annotated[int, Parameter(ge=1, le=1000)] = 500) -> s.Feed:
@@ -180,7 +186,8 @@ class GameController(Controller):
         return s.Feed(record.game_id, record.version,
                       feed(record, viewer, after + 1, last, record.version))
 
-    @get("/{game_id:str}/scores", operation_id="getScores", summary="Scores so far")
+    @get("/{game_id:str}/scores", operation_id="getScores", summary="Scores so far",
+         responses=docs.READ)
     async def scores(self, game_id: GameId, games: GameService) -> s.Scores:
         record = await games.load(game_id)
         hands = [

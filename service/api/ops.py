@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from litestar import Controller, MediaType, Response, get
+from litestar.openapi.datastructures import ResponseSpec
 
 from events.store import EventStore, StoreError
 from service.api.schemas import Health
@@ -16,7 +17,9 @@ class OpsController(Controller):
     async def health(self) -> Health:
         return Health("ok")
 
-    @get("/ready", operation_id="ready", summary="The event store answers")
+    @get("/ready", operation_id="ready", summary="The event store answers",
+         responses={503: ResponseSpec(Health, generate_examples=False,
+                                      description="The event store does not answer")})
     async def ready(self, store: EventStore) -> Response[Health]:
         kind = type(store).__name__
         try:

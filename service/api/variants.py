@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.params import Parameter
 
 from domain.variants import DECIDERS
+from service.api import docs
 from service.api.schemas import ScoreRequest, VariantInfo
 from service.problems import ApiError
 
@@ -52,17 +53,19 @@ class VariantController(Controller):
     path = "/variants"
     tags = ["variants"]
 
-    @get("/", operation_id="listVariants", summary="The five variants")
+    @get("/", operation_id="listVariants", summary="The five variants", responses=docs.READ)
     async def list_variants(self) -> list[VariantInfo]:
         return [info(name) for name in DECIDERS]
 
-    @get("/{variant:str}", operation_id="getVariant", summary="One variant and its rules")
+    @get("/{variant:str}", operation_id="getVariant", summary="One variant and its rules",
+         responses=docs.VARIANTS)
     async def get_variant(self, variant: str = VariantPath) -> VariantInfo:
         return info(known(variant))
 
     @post("/{variant:str}/score", operation_id="scoreLayout", status_code=200,
-          summary="Score a layout (grid variants) or remaining cards (tens-shedding)")
-    async def score(self, data: ScoreRequest, variant: str = VariantPath) -> Any:
+          summary="Score a layout (grid variants) or remaining cards (tens-shedding)",
+          responses=docs.VARIANTS)
+    async def score(self, data: Annotated[ScoreRequest, docs.SCORE], variant: str = VariantPath) -> Any:
         decider = DECIDERS[known(variant)]
         if variant == "tens-shedding":
             if not all(isinstance(card, str) for card in data.cards):

@@ -1,0 +1,81 @@
+"""OpenAPI documentation shared by the controllers: problem responses and body examples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import Example
+from litestar.params import Body
+
+from service.problems import PROBLEM_JSON, Problem
+
+_WHY = {
+    400: "Malformed request (`malformed_request`, `invalid_request` for a path or query value)",
+    401: "No token, or a token that holds no seat here (`token_required`, `invalid_token`)",
+    403: "A valid token without the right (`not_creator`)",
+    404: "No such game or variant (`game_not_found`, `variant_not_found`)",
+    409: "The game's state forbids it now (`not_your_turn`, `wrong_phase`, `game_over`, "
+    "`stale_version`, `seat_taken`, ...)",
+    413: "The body is too large (`body_too_large`)",
+    422: "Well-formed but not acceptable (`invalid_request`, `illegal_position`, "
+    "`card_not_available`, `idempotency_key_reused`, ...)",
+    429: "Rate limited (`rate_limited`); see `Retry-After`",
+    503: "The event store is unavailable (`unavailable`)",
+}
+
+
+def problems(*statuses: int) -> dict[int, ResponseSpec]:
+    return {
+        status: ResponseSpec(Problem, generate_examples=False, description=_WHY[status],
+                             media_type=PROBLEM_JSON)
+        for status in statuses
+    }
+
+
+READ = problems(400, 404, 429, 503)
+LOBBY = problems(400, 401, 403, 404, 409, 413, 422, 429, 503)
+PLAY = problems(400, 401, 404, 409, 413, 422, 429, 503)
+VARIANTS = problems(400, 404, 413, 422, 429)
+
+
+def examples(description: str, **named: Any) -> Any:
+    return Body(
+        description=description,
+        examples=[Example(summary=name.replace("_", " "), value=value)
+                  for name, value in named.items()],
+    )
+
+
+CREATE_GAME = examples(
+    "The variant, the number of seats and optional house options.",
+    golf_for_four={"variant": "golf", "seats": 4, "title": "Friday golf"},
+    short_hang_ten={"variant": "hang-ten", "seats": 5, "options": {"hands": 3}},
+    shedding={"variant": "tens-shedding", "seats": 3, "options": {"grab_min": 17, "grab_max": 21}},
+)
+CLAIM_SEAT = examples(
+    "A display name, and the seat wanted (the lowest free one when omitted).",
+    any_seat={"name": "Ada"},
+    seat_two={"name": "Grace", "seat": 2},
+)
+ACTION = examples(
+    "One action of the game's variant; `GET /games/{id}/me` lists the legal ones.",
+    setup_flip={"type": "setup-flip", "row": 1, "col": 3},
+    draw_from_stock={"type": "draw", "source": "stock"},
+    take_an_opponents_discard={"type": "draw", "source": "pile", "from_seat": 2},
+    replace={"type": "replace", "row": 0, "col": 1},
+    discard={"type": "discard"},
+    flip_after_discard={"type": "flip", "row": 0, "col": 2},
+    basketball_peek={"type": "peek"},
+    golf_go_out={"type": "go-out"},
+    shedding_choose_stacks={"type": "choose-stacks", "cards": ["KS", "QD", "9H", "9C"]},
+    shedding_play={"type": "play", "hand": ["7H", "7D"], "stacks": [2]},
+    shedding_play_blind={"type": "play-blind", "stack": 0},
+    shedding_end_play={"type": "end-play"},
+)
+SCORE = examples(
+    "Grid variants: two rows of cards; tens-shedding: the remaining cards.",
+    tens_layout={"cards": [["AS", "7H", "7D", "7C", "KS"], ["AH", "7S", "7H", "9D", "JC"]]},
+    golf_layout={"cards": [["6S", "AH", "4D", "TC"], ["2S", "KH", "4C", "TD"]]},
+    shedding_cards={"cards": ["TS", "AS", "KD"]},
+)

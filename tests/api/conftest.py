@@ -1,0 +1,53 @@
+"""The API tests talk to a real Fairway server over HTTP, backed by real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from service.settings import Settings
+from tests.api.server import running_server
+
+
+@pytest.fixture(scope="session")
+def api_settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
+        database_url=database_url,
+        data_dir=Path(tmp_path_factory.mktemp("fairway-api")),
+        log_level="warning",
+        log_format="json",
+        rate_limit_per_second=100_000.0,
+        rate_limit_burst=100_000,
+    )
+
+
+@pytest.fixture(scope="session")
+def api_base(api_settings: Settings) -> Iterator[str]:
+    with running_server(api_settings) as base:
+        yield base
+
+
+@pytest.fixture
+def http(api_base: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=api_base, timeout=20) as client:
+        yield client
+
+
+@pytest.fixture
+def stored(database_url: str) -> Callable[[str], list[tuple[Any, ...]]]:
+    """Read a game's stored events straight from PostgreSQL, bypassing the service."""
+
+    def read(game_id: str) -> list[tuple[Any, ...]]:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            return conn.execute(
+                "SELECT stream_version, event_id, type, data::text, hash FROM events "
+                "WHERE stream_id = %s ORDER BY stream_version",
+                (f"game:{game_id}",),
+            ).fetchall()
+
+    return read

@@ -1,0 +1,147 @@
+"""The leak test: random games over HTTP; after every action, every endpoint as every viewer.
+No response may carry a card identity that its viewer may not know.
+
+The oracle is independent of the service: it folds the events read straight from PostgreSQL
+and asks the rules (not the view code) what each viewer may know.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from domain.cards import is_card
+from domain.variants import fold
+from events.codec import default_codec
+from tests.api.players import Table, open_table
+from tests.property.test_grid_properties import knowable as grid_knowable
+from tests.property.test_shedding_properties import known_to as shedding_knowable
+
+pytestmark = pytest.mark.api
+
+CODEC = default_codec()
+
+
+def true_state(database_url: str, game_id: str) -> Any:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT type, schema_version, data::text FROM events WHERE stream_id = %s "
+            "ORDER BY stream_version",
+            (f"game:{game_id}",),
+        ).fetchall()
+    events = [CODEC.decode(kind, version, data) for kind, version, data in rows]
+    return fold(events[1:] if events and type(events[0]).__name__ == "GameCreated" else events)
+
+
+def cards_in(value: Any) -> Counter[str]:
+    found: Counter[str] = Counter()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and is_card(item):
+            found[item] += 1
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found
+
+
+def live_secrets_in_feed(entries: list[dict[str, Any]], viewer: int | None,
+                         hand_live: int | None) -> list[str]:
+    """Event fields of the live hand that must be blank for this viewer."""
+    bad = []
+    hand = 0
+    for entry in entries:
+        event = entry["event"]
+        if event["type"] == "hand.dealt":
+            hand = event["hand"]
+        if hand != hand_live:
+            continue
+        if event["type"] == "hand.dealt" and event["seed"]:
+            bad.append(f"v{entry['version']}: the live hand's seed")
+        if (event["type"] == "card.drawn" and event["source"] == "stock"
+                and event["seat"] != viewer and event.get("card")):
+            bad.append(f"v{entry['version']}: seat {event['seat']}'s card from the stock")
+        if event["type"] == "cards.peeked" and event["seat"] != viewer and event.get("cards"):
+            bad.append(f"v{entry['version']}: seat {event['seat']}'s peeked cards")
+    return bad
+
+
+def check_every_endpoint(http: httpx.Client, table: Table, database_url: str,
+                         last_action: httpx.Response | None, actor: int | None) -> None:
+    decider, state = true_state(database_url, table.game_id)
+    status = decider.status(state)
+    live = status.phase in ("setup", "playing")
+    seed = getattr(getattr(state, "round", None), "seed", None) or getattr(state, "seed", None)
+    oracle: Callable[[Any, int | None], Counter[str]] = (
+        shedding_knowable if decider.name == "tens-shedding" else grid_knowable
+    )
+    viewers: list[int | None] = [None, *range(len(table.tokens))]
+    for viewer in viewers:
+        headers = {} if viewer is None else table.auth(viewer)
+        known = oracle(state, viewer)
+        responses: list[httpx.Response] = []
+        if viewer is None:
+            view = http.get(f"/games/{table.game_id}/view")
+        else:
+            view = http.get(f"/games/{table.game_id}/me", headers=headers)
+        assert view.status_code == 200
+        shown = cards_in(view.json())
+        assert not shown - known, f"viewer {viewer} was shown {shown - known}"
+        responses.append(view)
+
+        feed = http.get(f"/games/{table.game_id}/events", params={"limit": 1000}, headers=headers)
+        assert feed.status_code == 200
+        if live:
+            bad = live_secrets_in_feed(feed.json()["events"], viewer, status.hand)
+            assert not bad, f"viewer {viewer}: {bad}"
+        responses.append(feed)
+
+        for path in ("", "/scores"):
+            plain = http.get(f"/games/{table.game_id}{path}", headers=headers)
+            assert plain.status_code == 200
+            assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
+            responses.append(plain)
+        if live and seed:
+            for response in responses:
+                assert seed not in response.text, f"viewer {viewer} saw the live seed"
+    if last_action is not None and live:
+        bad = live_secrets_in_feed(last_action.json()["events"], actor, status.hand)
+        assert not bad, f"action response: {bad}"
+        if seed:
+            assert seed not in last_action.text
+
+
+@pytest.mark.parametrize(
+    ("variant", "seats", "options"),
+    [
+        ("hang-ten", 4, {"hands": 1, "turn_limit": 6}),
+        ("tens", 2, {"turn_limit": 6}),
+        ("golf", 3, {"hands": 1, "turn_limit": 8}),
+        ("basketball", 3, {}),
+        ("tens-shedding", 2, {"turn_limit": 40}),
+    ],
+)
+def test_no_response_to_any_viewer_holds_a_card_it_may_not_know(
+    http: httpx.Client, database_url: str, variant: str, seats: int, options: dict[str, Any]
+) -> None:
+    table = open_table(http, variant, seats, options)
+    rng = random.Random(variant)
+    check_every_endpoint(http, table, database_url, None, None)
+    for _ in range(400):
+        status = table.public()["status"]
+        if status["phase"] == "game_over":
+            break
+        seat = rng.choice(status["to_act"])
+        legal = table.me(seat)["legal_actions"]
+        response = table.act(seat, rng.choice(legal))
+        assert response.status_code == 200, response.text
+        check_every_endpoint(http, table, database_url, response, seat)
+    assert table.public()["status"]["phase"] == "game_over"
