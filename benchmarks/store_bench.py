@@ -29,16 +29,15 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from psycopg import conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from events.migrate import migrate  # noqa: E402
-from events.schema.common import HandEnded  # noqa: E402
-from events.store import START, EventStore, NewEvent, open_store  # noqa: E402
+from events.migrate import migrate
+from events.schema.common import HandEnded
+from events.store import START, EventStore, NewEvent, open_store
 
 RAW_INSERT = (
     "INSERT INTO events (stream_id, stream_version, event_id, type, schema_version, data,"
@@ -83,8 +82,21 @@ def pgbench(url: str, clients: int, seconds: float) -> float:
         script.write(PGBENCH_SCRIPT)
     try:
         out = subprocess.run(
-            [exe, "-n", "-M", "prepared", "-c", str(clients), "-j", str(clients)]
-            + ["-T", str(int(seconds)), "-f", script.name, url],
+            [
+                exe,
+                "-n",
+                "-M",
+                "prepared",
+                "-c",
+                str(clients),
+                "-j",
+                str(clients),
+                "-T",
+                str(int(seconds)),
+                "-f",
+                script.name,
+                url,
+            ],
             check=True,
             capture_output=True,
             text=True,
@@ -97,7 +109,9 @@ def pgbench(url: str, clients: int, seconds: float) -> float:
     return float(match[1])
 
 
-async def psycopg_raw(url: str, writers: int, seconds: float) -> float:
+async def psycopg_raw(url: str, writers: int, seconds: float, pipelined: bool) -> float:
+    """The raw locked insert from the store's own client stack: one statement per round
+    trip, or all four in one pipeline (one round trip, like the store's append)."""
     conns = [
         await psycopg.AsyncConnection.connect(url, autocommit=True, prepare_threshold=0)
         for _ in range(writers)
@@ -106,13 +120,20 @@ async def psycopg_raw(url: str, writers: int, seconds: float) -> float:
     streams = [f"raw-psycopg-{secrets.token_hex(4)}-{w}" for w in range(writers)]
     insert = RAW_INSERT.format(stream="%s", version="%s").encode()
 
-    async def one(w: int) -> None:
-        versions[w] += 1
+    async def transaction(w: int) -> None:
         async with conns[w].transaction():
             await conns[w].execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (streams[w],)
             )
             await conns[w].execute(insert, (streams[w], versions[w]))
+
+    async def one(w: int) -> None:
+        versions[w] += 1
+        if pipelined:
+            async with conns[w].pipeline():
+                await transaction(w)
+        else:
+            await transaction(w)
 
     try:
         return await run_for(seconds, writers, one)
@@ -160,6 +181,7 @@ async def main() -> None:
     parser.add_argument("--url", default=default, help="any database on the server to use")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--writers", default="1,8")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     args = parser.parse_args()
     writer_counts = [int(w) for w in args.writers.split(",")]
@@ -174,17 +196,24 @@ async def main() -> None:
         version = psycopg.connect(url).execute("SHOW server_version").fetchone()
         print(f"PostgreSQL {version[0] if version else '?'}, {os.cpu_count()} CPUs, {url}")
         print(f"{args.seconds:.0f} s per run; one event per append; a stream per writer\n")
-        results: dict[str, Any] = {}
-        async with await open_store(url, ".", pool_max_size=max(writer_counts) + 2) as store:
+        size = max(writer_counts) + 2
+        async with await open_store(url, ".", pool_min_size=size, pool_max_size=size) as store:
             for writers in writer_counts:
-                pg = pgbench(url, writers, args.seconds)
-                raw = await psycopg_raw(url, writers, args.seconds)
-                ours = await store_appends(store, writers, args.seconds)
-                results[writers] = (pg, raw, ours)
+                runs: dict[str, list[float]] = {k: [] for k in ("pgbench", "raw", "pipe", "store")}
+                for _ in range(args.rounds):  # interleaved: the machine's load drifts
+                    runs["pgbench"].append(pgbench(url, writers, args.seconds))
+                    runs["raw"].append(await psycopg_raw(url, writers, args.seconds, False))
+                    runs["pipe"].append(await psycopg_raw(url, writers, args.seconds, True))
+                    runs["store"].append(await store_appends(store, writers, args.seconds))
+                pg, raw, pipe, ours = (statistics.median(runs[k]) for k in runs)
+                print(f"{writers} writer(s), median of {args.rounds} interleaved runs:")
+                print(f"  raw locked insert, pgbench -M prepared: {pg:8.0f}/s")
+                print(f"  raw locked insert, psycopg:             {raw:8.0f}/s")
+                print(f"  raw locked insert, psycopg pipelined:   {pipe:8.0f}/s")
                 print(
-                    f"{writers} writer(s): raw pgbench {pg:8.0f}/s | raw psycopg {raw:8.0f}/s"
-                    f" | store append {ours:8.0f}/s"
-                    f" = {ours / pg:5.1%} of pgbench, {ours / raw:5.1%} of psycopg"
+                    f"  store append:                           {ours:8.0f}/s"
+                    f" = {ours / pg:.0%} of pgbench, {ours / raw:.0%} of psycopg,"
+                    f" {ours / pipe:.0%} of psycopg pipelined"
                 )
             read_ms, rate, total = await read_figures(store)
             print(f"\nread a 2,000-event stream: {read_ms:.2f} ms (median of 12)")

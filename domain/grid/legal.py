@@ -98,7 +98,7 @@ def _draws(rules: GridRules, state: GridState, seat: int) -> list[Draw]:
     if "discard" in sources and state.piles[0]:
         draws.append(FROM_DISCARD)
     if "centre" in sources and state.centre is not None:
-        pass
+        draws.append(FROM_CENTRE)
     if "pile" in sources:
         draws.extend(
             _from_pile(other) for other, pile in enumerate(state.piles) if pile and other != seat

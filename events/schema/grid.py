@@ -55,8 +55,9 @@ class Replace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="repl
 
 class Discard(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="discard"):
     """Put the drawn card face up onto the discard pile instead of keeping it. Hang Ten: any
-    drawn card, onto your own pile, no flip follows. Golf and Basketball: a card from the
-    stock only, and a flip follows. Tens: never."""
+    drawn card, onto your own pile, and no flip follows. Golf and Basketball: a card from the
+    stock only, and a flip follows (Golf: with one face-down card left, go out or end the
+    turn instead). Tens: never."""
 
 
 class Flip(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="flip"):

@@ -296,6 +296,6 @@ def _connect(path: Path) -> sqlite3.Connection:
     if version > _SCHEMA_VERSION:
         db.close()
         raise sqlite3.DatabaseError(f"{path} has schema version {version}, newer than this code")
-    if version < _SCHEMA_VERSION:
-        db.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
+    # every open: creating what is missing also restores a dropped trigger
+    db.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
     return db

@@ -1,10 +1,11 @@
 """The event store on PostgreSQL (psycopg 3 async, one connection pool).
 
 Append is one call of `fairway_append` (events/migrations/0002_append_function.sql) in an
-implicit transaction: one round trip, prepared. After it commits, the same connection sends
-`NOTIFY fairway_events` as a transaction of its own, so waking readers never serialises the
-appends. The feed reads only rows of transactions older than the snapshot's xmin, which have
-all ended: a transaction that commits late can never be skipped (docs/EVENT_STORE.md).
+implicit transaction: one round trip, prepared. Once it has committed, a notifier task sends
+`NOTIFY fairway_events` as a transaction of its own (never inside the append, where it would
+serialise every commit), one NOTIFY for a whole burst of appends. The feed reads only rows of
+transactions older than the snapshot's xmin, which have all ended: a transaction that commits
+late is never skipped (docs/EVENT_STORE.md).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Final, LiteralString
 
 import psycopg
 import psycopg_pool
+from psycopg import conninfo
 
 from events.codec import Codec, default_codec
 from events.store.base import (
@@ -44,9 +46,11 @@ CHANNEL: Final = "fairway_events"
 
 _APPEND: Final = (
     "SELECT stream_version, global_position FROM fairway_append("
-    "%s::text, %s::int4, %s::uuid[], %s::text[], %s::int4[], %s::text[], %s::text[])"
+    "%b::text, %b::int4, %b::uuid[], %b::text[], %b::int4[], %b::text[], %b::text[])"
 )
 _NOTIFY: Final = f"NOTIFY {CHANNEL}"
+# `events.` in ORDER BY: a bare `tx_id` would sort by the output column (the int8 cast)
+# and miss the index.
 _COLUMNS: Final = (
     "global_position, tx_id::text::int8, stream_id, stream_version, event_id, type,"
     " schema_version, data::text, metadata::text, recorded_at, hash"
@@ -62,11 +66,11 @@ _VISIBLE: Final = "tx_id < pg_snapshot_xmin(pg_current_snapshot())"
 _READ_FEED: Final = (
     f"SELECT {_COLUMNS} FROM events"
     f" WHERE (tx_id, global_position) > (%s::text::xid8, %s::int8) AND {_VISIBLE}"
-    " ORDER BY tx_id, global_position LIMIT %s::int8"
+    " ORDER BY events.tx_id, events.global_position LIMIT %s::int8"
 )
 _FEED_HEAD: Final = (
     f"SELECT tx_id::text::int8, global_position FROM events WHERE {_VISIBLE}"
-    " ORDER BY tx_id DESC, global_position DESC LIMIT 1"
+    " ORDER BY events.tx_id DESC, events.global_position DESC LIMIT 1"
 )
 _LIST_STREAMS: Final = (
     "SELECT stream_id, max(stream_version) FROM events"
@@ -129,11 +133,15 @@ class PostgresStore(EventStore):
         database_url: str,
         codec: Codec,
         poll_interval: float,
+        notify_delay: float = 0.0,
     ) -> None:
         super().__init__(codec, poll_interval)
         self._pool = pool
         self._url = database_url
         self._listener: asyncio.Task[None] | None = None
+        self._notifier: asyncio.Task[None] | None = None
+        self._notify_due = asyncio.Event()
+        self._notify_delay = notify_delay
 
     @classmethod
     async def open(
@@ -144,8 +152,21 @@ class PostgresStore(EventStore):
         min_size: int = 2,
         max_size: int = 10,
         poll_interval: float = 0.5,
+        notify_delay: float = 0.002,
         timeout: float = 10.0,
     ) -> PostgresStore:
+        settings: dict[str, Any] = {
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "client_encoding": "UTF8",
+        }
+        try:  # fail fast, and with the server's own reason (refused, no such database...)
+            if "connect_timeout" not in conninfo.conninfo_to_dict(database_url):
+                settings["connect_timeout"] = max(1, round(timeout))
+            probe = await psycopg.AsyncConnection.connect(database_url, **settings)
+            await probe.close()
+        except (psycopg.Error, OSError) as exc:
+            raise StoreUnavailable(f"cannot reach the event store database: {exc}") from None
         pool: psycopg_pool.AsyncConnectionPool[psycopg.AsyncConnection[Any]]
         pool = psycopg_pool.AsyncConnectionPool(
             database_url,
@@ -154,21 +175,24 @@ class PostgresStore(EventStore):
             timeout=timeout,
             open=False,
             name="fairway-events",
-            kwargs={"autocommit": True, "prepare_threshold": 0, "client_encoding": "UTF8"},
+            kwargs=settings,
         )
         try:
             await pool.open(wait=True, timeout=timeout)
-        except (psycopg_pool.PoolTimeout, psycopg.Error, OSError) as exc:
+        except (psycopg.Error, OSError) as exc:
             await pool.close()
             raise StoreUnavailable(f"cannot reach the event store database: {exc}") from None
-        return cls(pool, database_url, codec or default_codec(), poll_interval)
+        return cls(pool, database_url, codec or default_codec(), poll_interval, notify_delay)
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-            self._listener = None
+        for task in (self._listener, self._notifier):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._listener = self._notifier = None
+        if self._notify_due.is_set():
+            await self._notify()
         await self._pool.close()
 
     # ---- writing ----------------------------------------------------------------------------
@@ -189,17 +213,36 @@ class PostgresStore(EventStore):
         with _Translate(stream_id, expected_version):
             async with self._pool.connection() as conn:
                 rows = await (await conn.execute(_APPEND, params)).fetchall()
-                await self._notify(conn)
+        self._notify_soon()
         rows.sort()
         return AppendResult(stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows))
 
-    async def _notify(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        """After the commit, on its own: the append has succeeded whatever happens here
-        (readers fall back on polling)."""
+    def _notify_soon(self) -> None:
+        """Called after a commit: a NOTIFY will start after this moment. One task sends
+        them, one at a time, so a burst of appends costs a few NOTIFYs, not one each, and no
+        append waits for one."""
+        self._notify_due.set()
+        if self._notifier is None or self._notifier.done():
+            self._notifier = asyncio.create_task(self._send_notifies(), name="fairway-notify")
+
+    async def _send_notifies(self) -> None:
+        while True:
+            await self._notify_due.wait()
+            await asyncio.sleep(self._notify_delay)  # gather a burst into one NOTIFY
+            self._notify_due.clear()
+            if not await self._notify():
+                self._notify_due.set()  # try again shortly; readers poll meanwhile
+                await asyncio.sleep(0.5)
+
+    async def _notify(self) -> bool:
+        """Outside any append transaction. A failure loses nothing: readers also poll."""
         try:
-            await conn.execute(_NOTIFY)
-        except psycopg.Error as exc:
+            async with self._pool.connection() as conn:
+                await conn.execute(_NOTIFY)
+            return True
+        except (psycopg.Error, OSError) as exc:
             log.warning("NOTIFY after an append failed: %s", exc)
+            return False
 
     # ---- reading ----------------------------------------------------------------------------
 
@@ -239,7 +282,7 @@ class PostgresStore(EventStore):
     async def _fetch(self, query: LiteralString, params: Sequence[object]) -> list[tuple[Any, ...]]:
         with _Translate():
             async with self._pool.connection() as conn:
-                cursor = await conn.execute(query, params)
+                cursor = await conn.execute(query, params, binary=True)
                 return await cursor.fetchall()
 
     def _record(self, row: tuple[Any, ...]) -> RecordedEvent:

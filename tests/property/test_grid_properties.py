@@ -10,7 +10,7 @@ from typing import Any, Union
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from domain.cards import is_card, make_deck
@@ -46,8 +46,14 @@ SEATINGS = [
     for game in GAMES
     for players in range(game.min_players, game.max_players + 1)
 ]
+# The examples are random seeds: shrinking them teaches nothing and takes minutes.
+NO_SHRINK = (Phase.explicit, Phase.generate)
 FEW = settings(
-    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+    phases=NO_SHRINK,
 )
 
 ALL_EVENTS = (GameStarted, HandDealt, HandEnded, GameEnded, *EVENTS)
@@ -174,7 +180,7 @@ def test_cards_are_conserved_after_every_event(
 
 
 @pytest.mark.parametrize(("game", "players"), SEATINGS)
-@settings(max_examples=2, deadline=None, database=None)
+@settings(max_examples=2, deadline=None, database=None, phases=NO_SHRINK)
 @given(master=st.integers(0, 2**32), choices=st.integers(0, 2**32))
 def test_the_game_always_ends_each_hand_within_the_turn_limit(
     game: GridGame, players: int, master: int, choices: int
@@ -183,9 +189,8 @@ def test_the_game_always_ends_each_hand_within_the_turn_limit(
     state = game.initial_state(players, options)
     hands = state.hands or 100
     most = hands * (players * state.turn_limit * 4 + players * 4 + 2)
-    turns_this_hand, commands = 0, 0
-    for step in random_game(game, players, master, choices, options):
-        commands += 1
+    turns_this_hand = 0
+    for commands, step in enumerate(random_game(game, players, master, choices, options), 1):
         assert commands <= most
         for event in step.events:
             if isinstance(event, TurnEnded):
@@ -281,8 +286,9 @@ def test_a_command_is_accepted_exactly_when_legal_and_a_refusal_changes_nothing(
         state, before = step.before, encode(step.before)
         status = game.status(state)
         for seat in range(players):
-            for action in game.legal_actions(state, seat):
-                assert seat in status.to_act
+            legal_now = game.legal_actions(state, seat)
+            assert bool(legal_now) == (seat in status.to_act)
+            for action in legal_now:
                 assert game.decide(state, Act(seat, action))
         command = data.draw(any_command(players))
         if isinstance(command, Act):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from grid_helpers import act, all_up, dealt, given, mask, rejects, types
 
 from domain.grid import BASKETBALL
 from domain.grid.state import GridState
@@ -24,7 +25,6 @@ from events.schema.grid import (
     SetupFlip,
     TurnEnded,
 )
-from grid_helpers import act, all_up, dealt, given, mask, rejects, types
 
 pytestmark = pytest.mark.unit
 
@@ -112,7 +112,7 @@ def test_a_discarded_stock_card_is_followed_by_a_compulsory_flip() -> None:
     assert len(BB.legal_actions(state, 0)) == 10
     assert all(isinstance(a, Flip) for a in BB.legal_actions(state, 0))
     rejects(BB, state, Act(0, EndTurn()), "unknown_action")
-    after, events = act(BB, state, 0, Flip(0, 4))
+    _after, events = act(BB, state, 0, Flip(0, 4))
     assert events == [CardTurned(0, 0, 4, "6S"), TurnEnded(0, 1)]
 
 
@@ -153,7 +153,14 @@ def test_the_game_ends_when_every_card_is_face_up_and_the_highest_total_wins() -
         stock="KD",
     )
     state, events = act(BB, state, 2, Draw("stock"), Replace(1, 4))
-    assert types(events) == ["CardDrawn", "CardReplaced", "TurnEnded", "LayoutsRevealed", "HandEnded", "GameEnded"]
+    assert types(events) == [
+        "CardDrawn",
+        "CardReplaced",
+        "TurnEnded",
+        "LayoutsRevealed",
+        "HandEnded",
+        "GameEnded",
+    ]
     ended = events[-2]
     assert isinstance(ended, HandEnded)
     assert ended.reason == "all_face_up"

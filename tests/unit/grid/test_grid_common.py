@@ -3,14 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from msgspec.structs import replace
-
-from domain.errors import RuleViolation
-from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GridGame
-from domain.shuffle import Stream
-from events.schema.common import Act, DealHand, GameEnded, GameOptions, HandEnded
-from events.schema.grid import CardDrawn, Discard, Draw, Replace, StockReshuffled
-from events.schema.shedding import PlayBlind
 from grid_helpers import (
     SEED,
     act,
@@ -21,6 +13,14 @@ from grid_helpers import (
     started,
     types,
 )
+from msgspec.structs import replace
+
+from domain.errors import RuleViolation
+from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GridGame, GridState
+from domain.shuffle import Stream
+from events.schema.common import Act, DealHand, GameEnded, GameOptions, HandEnded
+from events.schema.grid import CardDrawn, Discard, Draw, Replace, StockReshuffled
+from events.schema.shedding import PlayBlind
 
 pytestmark = pytest.mark.unit
 
@@ -112,8 +112,8 @@ def test_tens_has_no_fixed_length_unless_the_options_set_one() -> None:
 
 def test_players_with_equal_totals_share_the_win() -> None:
     state = given(GOLF, 3, to_play=2, went_out=0, hand=9, setup_left=(0, 0, 0), step="draw")
-    same = tuple("AS 2S 3S 4S 5S 6S 7S 8S".split())
-    state = replace(state, layouts=(same, same, ("JK",) + same[1:]), stock=("AS",), top=0)
+    same = ("AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S")
+    state = replace(state, layouts=(same, same, ("JK", *same[1:])), stock=("AS",), top=0)
     _, events = act(GOLF, state, 2, Draw("stock"), Replace(0, 0))
     assert isinstance(events[-1], GameEnded)
     assert events[-1].winners == (0, 1, 2)
@@ -182,3 +182,26 @@ def test_shedding_options_are_refused() -> None:
     with pytest.raises(RuleViolation) as caught:
         GOLF.initial_state(2, GameOptions(grab_min=16))
     assert caught.value.code == "invalid_config"
+
+
+# ---- the turn --------------------------------------------------------------------------------
+
+
+def seat_0_to_draw(game: GridGame) -> GridState:
+    return given(game, 4, to_play=0, setup_left=(0, 0, 0, 0), step="draw")
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_only_the_player_to_play_draws_or_places(game: GridGame) -> None:
+    state = seat_0_to_draw(game)
+    rejects(game, state, Act(1, Draw("stock")), "not_your_turn")
+    state, _ = act(game, state, 0, Draw("stock"))
+    rejects(game, state, Act(2, Replace(0, 0)), "not_your_turn")
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_a_turn_is_draw_then_place(game: GridGame) -> None:
+    state = seat_0_to_draw(game)
+    rejects(game, state, Act(0, Replace(0, 0)), "wrong_phase")
+    state, _ = act(game, state, 0, Draw("stock"))
+    rejects(game, state, Act(0, Draw("stock")), "wrong_phase")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from grid_helpers import SEED, SEED_2, dealt, fold, rejects, started
 from msgspec.structs import replace
 
 from domain.cards import count_cards, make_deck
 from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GridGame
 from domain.shuffle import Stream, commitment
 from events.schema.common import DealHand, HandDealt
-from grid_helpers import SEED, SEED_2, dealt, fold, rejects, started
 
 pytestmark = pytest.mark.unit
 
@@ -107,7 +107,9 @@ def test_decks_by_player_count(game: GridGame, players: int, cards: int, jokers:
     assert count_cards(state.stock).get("JK", 0) == jokers
 
 
-@pytest.mark.parametrize(("game", "columns"), [(HANG_TEN, 5), (TENS, 5), (GOLF, 4), (BASKETBALL, 5)])
+@pytest.mark.parametrize(
+    ("game", "columns"), [(HANG_TEN, 5), (TENS, 5), (GOLF, 4), (BASKETBALL, 5)]
+)
 def test_each_layout_is_two_rows_of_the_variants_columns(game: GridGame, columns: int) -> None:
     state = dealt(game, 4)
     assert {len(layout) for layout in state.layouts} == {2 * columns}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from grid_helpers import act, all_up, dealt, first_legal_until, given, mask, rejects, types
 
 from domain.grid import GOLF
 from domain.grid.state import GridState
@@ -26,7 +27,6 @@ from events.schema.grid import (
     SetupFlip,
     TurnEnded,
 )
-from grid_helpers import act, all_up, dealt, first_legal_until, given, mask, rejects, types
 
 pytestmark = pytest.mark.unit
 
@@ -129,9 +129,7 @@ def test_a_discarded_stock_card_is_followed_by_a_compulsory_flip() -> None:
     state, _ = act(GOLF, playing(face_up=up((0, 0), (1, 0))), 0, Draw("stock"))
     state, events = act(GOLF, state, 0, Discard())
     assert events == [CardDiscarded(0, "KD")]
-    assert GOLF.legal_actions(state, 0) == tuple(
-        Flip(r, c) for r in (0, 1) for c in (1, 2, 3)
-    )
+    assert GOLF.legal_actions(state, 0) == tuple(Flip(r, c) for r in (0, 1) for c in (1, 2, 3))
     rejects(GOLF, state, Act(0, EndTurn()), "wrong_phase")
     rejects(GOLF, state, Act(0, GoOut()), "wrong_phase")
     rejects(GOLF, state, Act(0, Flip(0, 0)), "illegal_position")
@@ -165,7 +163,9 @@ def test_with_one_card_down_after_replacing_the_player_may_go_out() -> None:
 
 
 def test_replacing_leaving_one_card_down_offers_the_same_choice() -> None:
-    state, _ = act(GOLF, playing(face_up=FULL & ~up((1, 3), (1, 2))), 0, Draw("stock"), Replace(1, 2))
+    state, _ = act(
+        GOLF, playing(face_up=FULL & ~up((1, 3), (1, 2))), 0, Draw("stock"), Replace(1, 2)
+    )
     assert GOLF.legal_actions(state, 0) == (GoOut(), EndTurn())
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from grid_helpers import act, all_up, given, mask, seed
 
 from domain.bots.base import Bot, RandomBot
 from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GreedyGridBot, GridGame
 from domain.grid.greedy import average_card
 from events.schema.common import Act, DealHand, GameOptions
 from events.schema.grid import Discard, Draw, EndTurn, GoOut, Peek, Replace
-from grid_helpers import act, all_up, given, mask, seed
 
 pytestmark = pytest.mark.unit
 

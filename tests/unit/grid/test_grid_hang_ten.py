@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from grid_helpers import act, all_up, dealt, first_legal_until, given, mask, rejects, types
 
 from domain.grid import HANG_TEN
 from events.schema.common import Act, GameEnded, HandEnded
@@ -10,7 +11,6 @@ from events.schema.grid import (
     CardDiscarded,
     CardDrawn,
     CardReplaced,
-    CardTurned,
     Discard,
     Draw,
     EndTurn,
@@ -23,7 +23,6 @@ from events.schema.grid import (
     SetupFlip,
     TurnEnded,
 )
-from grid_helpers import act, all_up, dealt, first_legal_until, given, mask, rejects, types
 
 pytestmark = pytest.mark.unit
 

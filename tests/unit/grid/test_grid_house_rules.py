@@ -6,13 +6,13 @@ import random
 
 import msgspec
 import pytest
+from grid_helpers import seed
 from msgspec.structs import replace
 
 from domain.bots.base import RandomBot
 from domain.grid import BASKETBALL_RULES, GOLF_RULES, HANG_TEN_RULES, GridGame, GridRules
 from domain.grid.rules import DeckSize
 from events.schema.common import Act, DealHand, GameOptions
-from grid_helpers import seed
 
 pytestmark = pytest.mark.unit
 
@@ -64,6 +64,8 @@ def test_a_rules_record_can_be_read_from_json() -> None:
         ({"decks": (DeckSize(8, 1),)}, "too few"),
     ],
 )
-def test_a_record_whose_parts_do_not_fit_is_refused(change: dict[str, object], complaint: str) -> None:
+def test_a_record_whose_parts_do_not_fit_is_refused(
+    change: dict[str, object], complaint: str
+) -> None:
     with pytest.raises(ValueError, match=complaint):
         GridGame(replace(GOLF_RULES, **change))

@@ -22,7 +22,10 @@ def columns(*pairs: str) -> list[list[str]]:
 def test_hang_ten_values_seven_zero_ace_one_faces_ten() -> None:
     layout = columns("7S/AS", "2S/3S", "4S/5S", "6S/8S", "9S/TS")
     assert HANG_TEN.score(layout).total == 0 + 1 + 5 + 9 + 14 + 19
-    assert HANG_TEN.score(columns("JS/QS", "KS/7H", "2S/3S", "4S/5S", "6S/8S")).total == 20 + 10 + 5 + 9 + 14
+    assert (
+        HANG_TEN.score(columns("JS/QS", "KS/7H", "2S/3S", "4S/5S", "6S/8S")).total
+        == 20 + 10 + 5 + 9 + 14
+    )
 
 
 def test_hang_ten_a_column_of_one_rank_scores_zero() -> None:
@@ -71,7 +74,10 @@ def test_tens_worked_example_minus_nineteen() -> None:
 
 
 def test_tens_values_king_zero_queen_and_jack_ten() -> None:
-    assert TENS.score(columns("KS/QH", "JS/AS", "2S/3S", "4S/5S", "6S/9S")).total == 10 + 11 + 5 + 9 + 15
+    assert (
+        TENS.score(columns("KS/QH", "JS/AS", "2S/3S", "4S/5S", "6S/9S")).total
+        == 10 + 11 + 5 + 9 + 15
+    )
 
 
 @pytest.mark.parametrize(("run", "total"), [(2, -20 + 29), (3, -30 + 14), (4, -40 + 5), (5, -50)])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from grid_helpers import act, all_up, dealt, given, mask, rejects, types
 from msgspec.structs import replace
 
 from domain.grid import TENS
@@ -22,7 +23,6 @@ from events.schema.grid import (
     SetupFlip,
     TurnEnded,
 )
-from grid_helpers import act, all_up, dealt, given, mask, rejects, types
 
 pytestmark = pytest.mark.unit
 
@@ -148,7 +148,7 @@ def test_going_out_gives_every_other_player_exactly_one_more_turn() -> None:
 
 
 def test_the_game_goes_on_while_every_total_is_within_a_hundred() -> None:
-    zero = tuple("AS 2S AS 2S AS AH 2H AH 2H AH".split())
+    zero = ("AS", "2S", "AS", "2S", "AS", "AH", "2H", "AH", "2H", "AH")
     state = given(TENS, 2, to_play=1, went_out=0, totals=(100, -100), stock="KS")
     state = replace(state, layouts=(zero, zero))
     state, events = act(TENS, state, 1, Draw("stock"), Replace(0, 0))
@@ -160,7 +160,9 @@ def test_the_game_goes_on_while_every_total_is_within_a_hundred() -> None:
 def test_the_game_ends_after_a_hand_with_a_total_above_a_hundred_lowest_wins() -> None:
     state = given(TENS, 2, to_play=1, went_out=0, totals=(95, 20))
     layouts = ("TS TH TD TC 9S / 9H 9D 9C 8S 8H", "KS KH KD KC KS / QH QD QC JS JH")
-    state = replace(state, layouts=tuple(tuple(layout.replace("/", "").split()) for layout in layouts))
+    state = replace(
+        state, layouts=tuple(tuple(layout.replace("/", "").split()) for layout in layouts)
+    )
     _, events = act(TENS, state, 1, Draw("stock"), Replace(0, 0))
     assert isinstance(events[-1], GameEnded)
     assert events[-1].winners == (1,)
@@ -168,7 +170,7 @@ def test_the_game_ends_after_a_hand_with_a_total_above_a_hundred_lowest_wins() -
 
 def test_the_game_ends_after_a_hand_with_a_total_below_minus_a_hundred() -> None:
     state = given(TENS, 2, to_play=1, went_out=0, totals=(-95, 0))
-    runs = tuple("8S 8H 8D 8C 8S 8H 8D 8C 8S 8H".split())
+    runs = ("8S", "8H", "8D", "8C", "8S", "8H", "8D", "8C", "8S", "8H")
     state = replace(state, layouts=(runs, state.layouts[1]))
     _, events = act(TENS, state, 1, Draw("stock"), Replace(0, 0))
     assert events[-2].scores[0] == -50

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from grid_helpers import SEED, act, dealt, given, mask, started
 
 from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GridGame
 from events.schema.common import DealHand, HandDealt
@@ -17,7 +18,6 @@ from events.schema.grid import (
     Peek,
     Replace,
 )
-from grid_helpers import SEED, act, dealt, given, mask, started
 
 pytestmark = pytest.mark.unit
 

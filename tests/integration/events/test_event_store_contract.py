@@ -1,0 +1,412 @@
+"""The event store contract, against PostgreSQL and the embedded store alike."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import datetime
+
+import msgspec
+import pytest
+
+from events.codec import MAX_EVENT_BYTES, Codec, UpcasterRegistry
+from events.schema import EVENT_TYPES
+from events.schema.common import GameOptions, GameStarted, HandDealt
+from events.store import (
+    ConcurrencyError,
+    EventIdConflict,
+    EventStore,
+    InvalidEvent,
+    InvalidStreamId,
+    NewEvent,
+    StreamInfo,
+)
+from tests.integration.events.conftest import MakeStore, read_feed_until
+from tests.support.event_samples import a_game, dealt, new, started, stream
+
+pytestmark = pytest.mark.integration
+
+
+# ---- append and read ------------------------------------------------------------------------
+
+
+async def test_appended_events_read_back_with_their_envelope(store: EventStore) -> None:
+    sid = stream()
+    events = a_game(hands=2)
+
+    result = await store.append(sid, 0, events)
+
+    assert (result.stream_id, result.first_version, result.last_version) == (sid, 1, 4)
+    assert list(result.positions) == sorted(result.positions)
+    read = await store.read_stream(sid)
+    assert [e.version for e in read] == [1, 2, 3, 4]
+    assert [e.global_position for e in read] == list(result.positions)
+    assert [e.event_id for e in read] == [e.event_id for e in events]
+    assert [e.data for e in read] == [e.event for e in events]
+    assert [e.type for e in read] == ["game.started", "hand.dealt", "hand.dealt", "game.ended"]
+    assert {e.schema_version for e in read} == {1}
+    assert read[0].metadata == {"seat": 0}
+    assert read[1].metadata == {"request": "r-1"}
+    assert len({e.tx_id for e in read}) >= 1
+    for event in read:
+        assert event.stream_id == sid
+        assert isinstance(event.recorded_at, datetime)
+        assert event.recorded_at.tzinfo
+        assert len(event.hash) == 32
+
+
+async def test_versions_continue_across_appends(store: EventStore) -> None:
+    sid = stream()
+    assert await store.stream_version(sid) == 0
+    await store.append(sid, 0, [new()])
+    second = await store.append(sid, 1, [new(dealt(1)), new(dealt(2))])
+
+    assert (second.first_version, second.last_version) == (2, 3)
+    assert await store.stream_version(sid) == 3
+    assert [e.version for e in await store.read_stream(sid, from_version=2)] == [2, 3]
+    assert [e.version for e in await store.read_stream(sid, from_version=1, limit=2)] == [1, 2]
+    assert await store.read_stream(stream()) == []
+
+
+async def test_a_new_stream_must_not_exist_yet(store: EventStore) -> None:
+    sid = stream()
+    await store.append(sid, 0, a_game())
+
+    with pytest.raises(ConcurrencyError) as caught:
+        await store.append(sid, 0, [new()])
+
+    assert (caught.value.stream_id, caught.value.actual_version) == (sid, 4)
+    assert caught.value.expected_version == 0
+    assert await store.stream_version(sid) == 4
+
+
+@pytest.mark.parametrize("expected", [1, 3, 9])
+async def test_a_wrong_expected_version_carries_the_actual_one(
+    store: EventStore, expected: int
+) -> None:
+    sid = stream()
+    await store.append(sid, 0, [new(), new(dealt())])
+
+    with pytest.raises(ConcurrencyError) as caught:
+        await store.append(sid, expected, [new(dealt(2))])
+
+    assert caught.value.actual_version == 2
+    assert len(await store.read_stream(sid)) == 2
+
+
+async def test_racing_appenders_win_one_version_each_and_burn_no_position(
+    store: EventStore,
+) -> None:
+    """50 appenders race on one stream, each retrying from the version it was told about."""
+    sid = stream()
+    conflicts = 0
+
+    async def appender(writer: int) -> int:
+        nonlocal conflicts
+        expected = 0
+        while True:
+            try:
+                result = await store.append(sid, expected, [new(started(), writer=writer)])
+                return result.first_version
+            except ConcurrencyError as lost:
+                conflicts += 1
+                expected = lost.actual_version
+
+    won = await asyncio.gather(*(appender(w) for w in range(50)))
+
+    assert sorted(won) == list(range(1, 51))
+    stored = await store.read_stream(sid)
+    assert [e.version for e in stored] == list(range(1, 51))
+    positions = [e.global_position for e in stored]
+    assert positions == list(range(positions[0], positions[0] + 50)), "a loser burnt a position"
+    assert sorted(e.metadata["writer"] for e in stored) == list(range(50))
+    assert conflicts > 0, "the appenders never raced"
+    assert (await store.verify_stream(sid)).version == 50
+
+
+# ---- idempotency ----------------------------------------------------------------------------
+
+
+async def test_a_retried_append_returns_the_stored_result(store: EventStore) -> None:
+    sid = stream()
+    events = a_game()
+    first = await store.append(sid, 0, events)
+
+    retried = await store.append(sid, 0, events)  # the reply was lost; the caller retries
+
+    assert retried == first
+    assert len(await store.read_stream(sid)) == len(events)
+
+
+async def test_a_retry_after_the_stream_moved_on_still_returns_the_stored_result(
+    store: EventStore,
+) -> None:
+    sid = stream()
+    await store.append(sid, 0, [new()])
+    events = [new(dealt(1)), new(dealt(2))]
+    first = await store.append(sid, 1, events)
+    await store.append(sid, 3, [new(dealt(3))])
+
+    assert await store.append(sid, 1, events) == first
+    assert await store.stream_version(sid) == 4
+
+
+async def test_the_same_ids_at_another_expected_version_are_an_error(store: EventStore) -> None:
+    sid = stream()
+    await store.append(sid, 0, [new()])
+    events = [new(dealt(1))]
+    await store.append(sid, 1, events)
+    await store.append(sid, 2, [new(dealt(2))])
+
+    with pytest.raises(EventIdConflict):
+        await store.append(sid, 2, events)
+    assert await store.stream_version(sid) == 3
+
+
+async def test_the_same_ids_with_other_data_are_an_error(store: EventStore) -> None:
+    sid = stream()
+    original = new(dealt(1))
+    await store.append(sid, 0, [original])
+
+    with pytest.raises(EventIdConflict):
+        await store.append(sid, 0, [new(dealt(2), event_id=original.event_id)])
+    assert [e.data for e in await store.read_stream(sid)] == [dealt(1)]
+
+
+async def test_a_partly_stored_batch_is_an_error(store: EventStore) -> None:
+    sid = stream()
+    stored = new()
+    await store.append(sid, 0, [stored])
+
+    with pytest.raises(EventIdConflict):
+        await store.append(sid, 0, [stored, new(dealt())])
+    assert await store.stream_version(sid) == 1
+
+
+async def test_an_event_id_used_in_another_stream_is_an_error(store: EventStore) -> None:
+    used = new()
+    await store.append(stream(), 0, [used])
+    other = stream()
+
+    with pytest.raises(EventIdConflict):
+        await store.append(other, 0, [used])
+    assert await store.stream_version(other) == 0
+
+
+# ---- refusals: nothing is written -------------------------------------------------------------
+
+
+class NotAnEvent(msgspec.Struct, frozen=True, tag="not.registered"):
+    note: str
+
+
+@pytest.mark.parametrize(
+    ("event", "why"),
+    [
+        (GameStarted(variant="golf", players="four"), "malformed"),  # type: ignore[arg-type]
+        (GameStarted("golf", 4, GameOptions(turn_limit=0)), "malformed"),
+        (HandDealt(hand=1, dealer=0, seed="s" * MAX_EVENT_BYTES, commitment=""), "bytes"),
+        (NotAnEvent("hello"), "unknown event type"),
+        ({"type": "game.started", "variant": "golf", "players": 4}, "unknown event type"),
+    ],
+)
+async def test_invalid_events_are_refused_and_nothing_is_written(
+    store: EventStore, event: object, why: str
+) -> None:
+    sid = stream()
+    head = await store.feed_head()
+
+    with pytest.raises(InvalidEvent, match=why):
+        await store.append(sid, 0, [new(started()), new(event)])  # the good one is not kept
+
+    assert await store.stream_version(sid) == 0
+    assert await store.feed_head() == head
+
+
+@pytest.mark.parametrize(
+    ("metadata", "why"),
+    [
+        ({"at": object()}, "not JSON"),
+        ({1: "seat"}, "string keys"),
+        ({"blob": "x" * 5000}, "bytes"),
+    ],
+)
+async def test_invalid_metadata_is_refused(
+    store: EventStore, metadata: dict[object, object], why: str
+) -> None:
+    sid = stream()
+    with pytest.raises(InvalidEvent, match=why):
+        await store.append(sid, 0, [NewEvent(uuid.uuid4(), started(), metadata)])  # type: ignore[arg-type]
+    assert await store.stream_version(sid) == 0
+
+
+async def test_malformed_appends_are_refused(store: EventStore) -> None:
+    sid = stream()
+    same = uuid.uuid4()
+    with pytest.raises(InvalidEvent, match="at least one"):
+        await store.append(sid, 0, [])
+    with pytest.raises(InvalidEvent, match="repeat"):
+        await store.append(sid, 0, [new(event_id=same), new(dealt(), event_id=same)])
+    with pytest.raises(InvalidEvent, match="UUID"):
+        await store.append(sid, 0, [NewEvent("not-a-uuid", started())])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="expected_version"):
+        await store.append(sid, -1, [new()])
+    assert await store.stream_version(sid) == 0
+
+
+@pytest.mark.parametrize(
+    "stream_id",
+    [
+        "",
+        "Game:1",
+        "game:a b",
+        "game:ü",
+        "game;drop table events",
+        "game:1:2",
+        'game:"x"',
+        "game\n",
+        "game:",
+        "1game",
+        "g" * 64,
+        "game:" + "x" * 65,
+        None,
+    ],
+)
+async def test_odd_stream_ids_are_refused(store: EventStore, stream_id: str) -> None:
+    head = await store.feed_head()
+    with pytest.raises(InvalidStreamId):
+        await store.append(stream_id, 0, [new()])
+    for read in (store.read_stream, store.stream_version, store.verify_stream):
+        with pytest.raises(InvalidStreamId):
+            await read(stream_id)
+    assert await store.feed_head() == head
+
+
+async def test_ordinary_stream_ids_are_accepted(store: EventStore) -> None:
+    for sid in ("lobby", "game:ABC_def-123", "t-9:" + "x" * 64, "g" * 63):
+        await store.append(sid, await store.stream_version(sid), [new()])
+        assert await store.stream_version(sid) >= 1
+
+
+# ---- the feed -------------------------------------------------------------------------------
+
+
+async def test_the_feed_returns_new_events_in_order_page_by_page(store: EventStore) -> None:
+    head = await store.feed_head()
+    one, two = stream(), stream()
+    await store.append(one, 0, [new(), new(dealt())])
+    await store.append(two, 0, [new()])
+    await store.append(one, 2, [new(dealt(2))])
+
+    events = await read_feed_until(store, head, {one, two}, count=4)
+    assert [(e.stream_id, e.version) for e in events] == [(one, 1), (one, 2), (two, 1), (one, 3)]
+    assert [e.checkpoint for e in events] == sorted(e.checkpoint for e in events)
+
+    paged, checkpoint = [], head
+    while page := await store.read_feed(checkpoint, limit=2):
+        assert len(page) <= 2
+        paged += page
+        checkpoint = page[-1].checkpoint
+    assert [e.event_id for e in paged if e.stream_id in (one, two)] == [e.event_id for e in events]
+    assert await store.feed_head() == events[-1].checkpoint
+
+
+async def test_waiting_for_events_wakes_on_an_append(make_store: MakeStore) -> None:
+    reader = await make_store(poll_interval=0.2)
+    writer = await make_store()
+    head = await reader.feed_head()
+
+    assert await reader.wait_for_events(head, timeout=0.3) is False
+    waiting = asyncio.create_task(reader.wait_for_events(head, timeout=20))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    await writer.append(stream(), 0, [new()])
+
+    assert await asyncio.wait_for(waiting, 20) is True
+
+
+# ---- lists, hash chain, durability ----------------------------------------------------------
+
+
+async def test_streams_are_listed_by_prefix(store: EventStore) -> None:
+    category = f"list-{uuid.uuid4().hex[:8]}"
+    await store.append(f"{category}:b", 0, [new(), new(dealt())])
+    await store.append(f"{category}:a", 0, [new()])
+    await store.append(f"{category}x:c", 0, [new()])
+
+    listed = await store.list_streams(prefix=f"{category}:")
+    assert listed == [StreamInfo(f"{category}:a", 1), StreamInfo(f"{category}:b", 2)]
+    after = await store.list_streams(prefix=f"{category}:", after=f"{category}:a", limit=5)
+    assert after == [StreamInfo(f"{category}:b", 2)]
+
+
+async def test_an_untouched_stream_verifies(store: EventStore) -> None:
+    sid = stream()
+    await store.append(sid, 0, a_game(hands=3))
+    await store.append(sid, 5, [new(dealt(4))])
+
+    verified = await store.verify_stream(sid)
+
+    assert (verified.stream_id, verified.version) == (sid, 6)
+    assert verified.head_hash == (await store.read_stream(sid))[-1].hash
+    assert (await store.verify_stream(stream())).version == 0
+
+
+async def test_events_survive_reopening_the_store(make_store: MakeStore) -> None:
+    sid = stream()
+    first = await make_store()
+    await first.append(sid, 0, a_game())
+    before = await first.read_stream(sid)
+    await first.close()
+
+    reopened = await make_store()
+
+    assert await reopened.read_stream(sid) == before
+    assert (await reopened.verify_stream(sid)).version == len(before)
+    await reopened.append(sid, len(before), [new(dealt(9))])
+    assert await reopened.stream_version(sid) == len(before) + 1
+
+
+# ---- schema versions ------------------------------------------------------------------------
+
+
+class ScoreRecordedV1(msgspec.Struct, frozen=True, tag="test.score.recorded"):
+    seat: int
+    points: int
+
+
+class ScoreRecorded(msgspec.Struct, frozen=True, tag="test.score.recorded"):
+    """Version 2: `points` became `score`, and the hand is recorded."""
+
+    seat: int
+    score: int
+    hand: int
+
+
+def _v2_registry() -> UpcasterRegistry:
+    registry = UpcasterRegistry()
+
+    @registry.register("test.score.recorded", 1)
+    def points_became_score(old: dict[str, object]) -> dict[str, object]:
+        return {"type": old["type"], "seat": old["seat"], "score": old["points"], "hand": 0}
+
+    return registry
+
+
+async def test_an_old_shape_is_read_in_the_new_one(make_store: MakeStore) -> None:
+    sid = stream("test")
+    old_code = await make_store(codec=Codec((*EVENT_TYPES, ScoreRecordedV1), UpcasterRegistry()))
+    head = await old_code.feed_head()
+    await old_code.append(sid, 0, [new(ScoreRecordedV1(seat=2, points=7))])
+
+    new_code = await make_store(codec=Codec((*EVENT_TYPES, ScoreRecorded), _v2_registry()))
+    await new_code.append(sid, 1, [new(ScoreRecorded(seat=1, score=3, hand=2))])
+    read = await new_code.read_stream(sid)
+
+    assert [e.data for e in read] == [ScoreRecorded(2, 7, 0), ScoreRecorded(1, 3, 2)]
+    assert [e.schema_version for e in read] == [1, 2]
+    fed = await read_feed_until(new_code, head, {sid}, count=2)
+    assert [e.data for e in fed] == [e.data for e in read]
+    assert (await new_code.verify_stream(sid)).version == 2
+    with pytest.raises(InvalidEvent, match="newer than this code"):
+        await old_code.read_stream(sid)

@@ -1,0 +1,194 @@
+"""What only PostgreSQL can show: late commits and the feed, tampering, the app role."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import conninfo
+
+from events.store import ChainBroken, EventStore, PostgresStore, StoreUnavailable, open_store
+from events.store.postgres import _APPEND, CHANNEL
+from tests.integration.events.conftest import read_feed_until
+from tests.support.event_samples import a_game, dealt, new, started, stream
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def pg(database_url: str) -> AsyncIterator[PostgresStore]:
+    async with await PostgresStore.open(database_url, poll_interval=0.2) as store:
+        yield store
+
+
+async def raw(database_url: str, autocommit: bool = True) -> psycopg.AsyncConnection[Any]:
+    return await psycopg.AsyncConnection.connect(database_url, autocommit=autocommit)
+
+
+def append_params(store: EventStore, stream_id: str, expected: int) -> tuple[object, ...]:
+    """The parameters the store itself sends to fairway_append, for one new event."""
+    prepared = store._prepare(stream_id, expected, [new(started())])
+    return (
+        stream_id,
+        expected,
+        [p.event_id for p in prepared],
+        [p.type for p in prepared],
+        [p.schema_version for p in prepared],
+        [p.data.decode() for p in prepared],
+        [p.metadata.decode() for p in prepared],
+    )
+
+
+async def test_the_feed_never_skips_a_transaction_that_commits_late(
+    pg: PostgresStore, database_url: str
+) -> None:
+    head = await pg.feed_head()
+    held, later = stream(), stream()
+
+    async with await raw(database_url, autocommit=False) as slow:
+        # the same SQL path as the store, in a transaction held open
+        rows = await (await slow.execute(_APPEND, append_params(pg, held, 0))).fetchall()
+        held_position = rows[0][1]
+        first = await pg.append(later, 0, [new(), new(dealt())])
+        await pg.append(later, 2, [new(dealt(2))])
+
+        assert held_position < min(first.positions), "reading by position would skip it"
+        visible = [e.stream_id for e in await pg.read_feed(head)]
+        assert held not in visible
+        assert later not in visible, "the feed went past an open transaction"
+        await slow.commit()
+
+    events = await read_feed_until(pg, head, {held, later}, count=4)
+    assert [(e.stream_id, e.version) for e in events] == [
+        (held, 1),
+        (later, 1),
+        (later, 2),
+        (later, 3),
+    ]
+
+
+async def test_the_feed_returns_a_late_transaction_that_started_writing_later(
+    pg: PostgresStore, database_url: str
+) -> None:
+    """A transaction that opens first but writes after others commit comes after them."""
+    head = await pg.feed_head()
+    held, early = stream(), stream()
+    async with await raw(database_url, autocommit=False) as slow:
+        await slow.execute("SELECT 1")  # open, no transaction id yet
+        await pg.append(early, 0, [new()])
+        await slow.execute(_APPEND, append_params(pg, held, 0))
+        await slow.commit()
+
+    events = await read_feed_until(pg, head, {held, early}, count=2)
+    assert [e.stream_id for e in events] == [early, held]
+
+
+async def test_an_append_sends_a_notification_after_commit(
+    pg: PostgresStore, database_url: str
+) -> None:
+    async with await raw(database_url) as listener:
+        await listener.execute(f"LISTEN {CHANNEL}")
+        await pg.append(stream(), 0, [new()])
+        got = [n.channel async for n in listener.notifies(timeout=5.0, stop_after=1)]
+    assert got == [CHANNEL]
+
+
+async def test_a_reader_is_woken_by_notify_not_by_polling(database_url: str) -> None:
+    async with (
+        await PostgresStore.open(database_url, poll_interval=60) as reader,
+        await PostgresStore.open(database_url) as writer,
+    ):
+        head = await reader.feed_head()
+        waiting = asyncio.create_task(reader.wait_for_events(head, timeout=60))
+        await asyncio.sleep(0.3)  # the listener is up
+        await writer.append(stream(), 0, [new()])
+        # the feed may lag while another transaction in the cluster is open; later appends
+        # notify again, so keep appending until the reader wakes
+        for _ in range(40):
+            done, _ = await asyncio.wait({waiting}, timeout=0.25)
+            if done:
+                break
+            await writer.append(stream(), 0, [new()])
+        assert waiting.done(), "no NOTIFY woke the reader"
+        assert waiting.result() is True
+
+
+async def test_altered_rows_break_the_chain_at_their_version(
+    pg: PostgresStore, database_url: str
+) -> None:
+    changed, removed = stream(), stream()
+    await pg.append(changed, 0, a_game(hands=2))
+    await pg.append(removed, 0, a_game(hands=2))
+    assert (await pg.verify_stream(changed)).version == 4
+
+    async with await raw(database_url) as superuser:
+        with pytest.raises(psycopg.Error, match="immutable") as refused:
+            await superuser.execute("UPDATE events SET type = type WHERE stream_id = %s", [changed])
+        assert refused.value.sqlstate == "FW003"
+        await superuser.execute("SET session_replication_role = replica")  # triggers off
+        await superuser.execute(
+            "UPDATE events SET data = replace(data::text, '\"hand\":2', '\"hand\":7')::json"
+            " WHERE stream_id = %s AND stream_version = 3",
+            (changed,),
+        )
+        await superuser.execute(
+            "DELETE FROM events WHERE stream_id = %s AND stream_version = 2", (removed,)
+        )
+
+    with pytest.raises(ChainBroken) as caught:
+        await pg.verify_stream(changed)
+    assert (caught.value.stream_id, caught.value.version) == (changed, 3)
+    assert changed in str(caught.value)
+    with pytest.raises(ChainBroken) as caught:
+        await pg.verify_stream(removed)
+    assert (caught.value.stream_id, caught.value.version) == (removed, 2)
+
+
+async def test_the_app_role_may_read_and_append_but_never_change(database_url: str) -> None:
+    as_app = conninfo.make_conninfo(database_url, options="-c role=fairway_app")
+    sid = stream()
+    async with await PostgresStore.open(as_app) as store:
+        await store.append(sid, 0, a_game())
+        assert len(await store.read_stream(sid)) == 4
+        assert (await store.verify_stream(sid)).version == 4
+        assert await store.read_feed(await store.feed_head()) == []
+
+    async with await raw(database_url) as conn:
+        await conn.execute("SET ROLE fairway_app")
+        assert (await (await conn.execute("SELECT current_user")).fetchone()) == ("fairway_app",)
+        for statement in (
+            "UPDATE events SET type = type",
+            "DELETE FROM events",
+            "TRUNCATE events",
+            "ALTER TABLE events DISABLE TRIGGER events_immutable",
+            "SET session_replication_role = replica",
+            "INSERT INTO events (tx_id, stream_id, stream_version, event_id, type,"
+            " schema_version, data, metadata, hash) VALUES ('1', 'x', 1, gen_random_uuid(),"
+            " 'game.started', 1, '{}', '{}', sha256(''))",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                await conn.execute(statement)
+
+
+async def test_an_unreachable_database_is_store_unavailable() -> None:
+    with pytest.raises(StoreUnavailable):
+        await open_store("postgresql://postgres@127.0.0.1:1/nothing?connect_timeout=1", ".")
+
+
+async def test_a_lost_connection_is_store_unavailable(database_url: str) -> None:
+    name = "fairway-test-lost-connection"
+    url = conninfo.make_conninfo(database_url, application_name=name)
+    store = await PostgresStore.open(url, min_size=1, max_size=1, timeout=2)
+    async with await raw(database_url) as admin:
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            (name,),
+        )
+    try:
+        with pytest.raises(StoreUnavailable):
+            await store.append(stream(), 0, [new()])
+    finally:
+        await store.close()

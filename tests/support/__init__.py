@@ -1,0 +1,1 @@
+"""Helpers shared by the whole test suite (service discovery, throw-away databases)."""
