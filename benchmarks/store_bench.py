@@ -45,10 +45,11 @@ RAW_INSERT = (
     """'{{"type":"hand.ended","hand":1,"reason":"out","seed":"00","scores":[1,2],"""
     """"totals":[1,2]}}', '{{"seat":0}}', sha256('x'::bytea))"""
 )
-PGBENCH_SCRIPT = f"""\\set v random(1, 2000000000)
+PGBENCH_STREAM = "'raw-pgbench-' || :run || '-' || :client_id"
+PGBENCH_SCRIPT = f"""\\set v :v + 1
 BEGIN;
-SELECT pg_advisory_xact_lock(hashtextextended('raw-pgbench-' || :client_id, 0));
-{RAW_INSERT.format(stream="'raw-pgbench-' || :client_id", version=":v")};
+SELECT pg_advisory_xact_lock(hashtextextended({PGBENCH_STREAM}, 0));
+{RAW_INSERT.format(stream=PGBENCH_STREAM, version=":v")};
 COMMIT;
 """
 
@@ -81,26 +82,16 @@ def pgbench(url: str, clients: int, seconds: float) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
         script.write(PGBENCH_SCRIPT)
     try:
-        out = subprocess.run(
-            [
-                exe,
-                "-n",
-                "-M",
-                "prepared",
-                "-c",
-                str(clients),
-                "-j",
-                str(clients),
-                "-T",
-                str(int(seconds)),
-                "-f",
-                script.name,
-                url,
-            ],
-            check=True,
+        clients_ = ["-c", str(clients), "-j", str(clients)]
+        run = ["-T", str(int(seconds)), "-D", "v=0", "-D", f"run={secrets.token_hex(4)}"]
+        done = subprocess.run(
+            [exe, "-n", "-M", "prepared", *clients_, *run, "-f", script.name, url],
             capture_output=True,
             text=True,
-        ).stdout
+        )
+        if done.returncode:
+            raise RuntimeError(f"pgbench failed:\n{done.stdout}\n{done.stderr}")
+        out = done.stdout
     finally:
         os.unlink(script.name)
     match = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, Final, Union
 
@@ -104,8 +104,10 @@ class Codec:
             self._versions[event_type] = from_version + 1
         self._union: Any = Union.__getitem__(types)
         self._decoder = msgspec.json.Decoder(self._union)
+        self._list_decoder = msgspec.json.Decoder(list.__class_getitem__(self._union))
         self._encoder = msgspec.json.Encoder(order="deterministic")
         self._metadata_decoder = msgspec.json.Decoder(dict[str, Any])
+        self._metadata_list_decoder = msgspec.json.Decoder(list[dict[str, Any]])
 
     @property
     def event_types(self) -> tuple[type, ...]:
@@ -146,6 +148,34 @@ class Codec:
         if schema_version == current and self._tag_of[type(event)] != event_type:
             raise CodecError(f"stored {event_type} holds a {self._tag_of[type(event)]}")
         return event
+
+    def decode_many(
+        self, event_types: Sequence[str], schema_versions: Sequence[int], datas: Sequence[str]
+    ) -> list[object]:
+        """`decode` of many stored events at once (one parse for a page of current ones)."""
+        versions = self._versions
+        if all(versions.get(t, 1) == v for t, v in zip(event_types, schema_versions, strict=True)):
+            try:
+                events: list[object] = self._list_decoder.decode(f"[{','.join(datas)}]")
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                pass
+            else:  # (a stored text that is not one JSON value would change the count)
+                tag_of = self._tag_of
+                if len(events) == len(event_types) and all(
+                    tag_of[type(e)] == t for e, t in zip(events, event_types, strict=True)
+                ):
+                    return events
+        items = zip(event_types, schema_versions, datas, strict=True)
+        return [self.decode(t, v, d) for t, v, d in items]
+
+    def decode_many_metadata(self, datas: Sequence[str]) -> list[dict[str, Any]]:
+        try:
+            decoded = self._metadata_list_decoder.decode(f"[{','.join(datas)}]")
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise CodecError(f"cannot decode metadata: {exc}") from None
+        if len(decoded) != len(datas):
+            raise CodecError("a stored metadata text is not one JSON object")
+        return decoded
 
     def encode_metadata(self, metadata: Mapping[str, Any]) -> bytes:
         if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):

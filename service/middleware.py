@@ -96,9 +96,7 @@ def make_middleware(metrics: Metrics, buckets: TokenBuckets) -> Any:
 
 
 def _route_template(scope: Scope) -> str:
-    handler = scope.get("route_handler")
-    paths = getattr(handler, "paths", None)
-    return sorted(paths)[0] if paths else "unmatched"
+    return str(scope.get("path_template") or "unmatched")
 
 
 async def _too_many(send: Any, path: str, wait: float) -> None:

@@ -100,16 +100,18 @@ def _rule_violation(request: Request[Any, Any, Any], exc: RuleViolation) -> Resp
 
 
 def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+    """A body that parsed but does not fit the schema is 422; a bad path or query value 400."""
     detail = str(exc.detail)
     extra = exc.extra if isinstance(exc.extra, list) else None
-    text = detail + " " + str(extra or "")
-    if "malformed" in text.lower():
+    if "malformed" in (detail + str(extra or "")).lower():
         return problem_response(request, 400, "malformed_request", detail, errors=extra)
-    return problem_response(request, 422, "invalid_request", detail, errors=extra)
+    in_body = any(isinstance(e, dict) and e.get("source") == "body" for e in extra or ())
+    return problem_response(request, 422 if in_body else 400, "invalid_request", detail,
+                            errors=extra)
 
 
 _HTTP_CODES = {
-    400: "invalid_request",
+    400: "malformed_request",
     401: "token_required",
     403: "not_creator",
     404: "not_found",
@@ -123,8 +125,6 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
     if isinstance(exc, ValidationException):
         return _validation(request, exc)
     code = _HTTP_CODES.get(exc.status_code)
-    if exc.status_code == 400 and "malformed" in str(exc.detail).lower():
-        code = "malformed_request"
     if code is None:
         return _unexpected(request, exc)
     return problem_response(

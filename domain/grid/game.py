@@ -75,6 +75,12 @@ class GridGame:
 
     def score(self, cards: Sequence[Sequence[str]]) -> LayoutScore:
         """Score `[row 0, row 1]` by this variant's scoring."""
+        columns = self.rules.columns
+        if len(cards) != 2 or any(len(row) != columns for row in cards):
+            raise RuleViolation(
+                "illegal_position",
+                f"{self.rules.title}: a layout is 2 rows of {columns} cards",
+            )
         return score_rows(self.rules.scoring, cards)
 
 

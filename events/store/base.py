@@ -284,6 +284,46 @@ class EventStore(abc.ABC):
             raise InvalidEvent("event ids repeat within one append")
         return prepared
 
+    def _records(self, rows: Sequence[tuple[Any, ...]]) -> list[RecordedEvent]:
+        """Rows of (position, tx id, stream id, version, event id, type, schema version, data,
+        metadata, recorded at, hash) as recorded events; a page is decoded in one go."""
+        if not rows:
+            return []
+        columns = list(zip(*rows, strict=True))
+        try:
+            datas = self.codec.decode_many(columns[5], columns[6], columns[7])
+            metas = self.codec.decode_many_metadata(columns[8])
+        except CodecError:  # find the culprit, and name it
+            datas = [self._decode(r[2], r[3], r[5], r[6], r[7]) for r in rows]
+            metas = [self._decode_metadata(r[2], r[3], r[8]) for r in rows]
+        event_id, recorded_at = self._event_id, self._recorded_at
+        return [
+            RecordedEvent(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                event_id(row[4]),
+                row[5],
+                row[6],
+                data,
+                meta,
+                recorded_at(row[9]),
+                row[10],
+            )
+            for row, data, meta in zip(rows, datas, metas, strict=True)
+        ]
+
+    @staticmethod
+    def _event_id(stored: Any) -> UUID:
+        """The event id as the database returns it, as a UUID."""
+        return stored  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _recorded_at(stored: Any) -> datetime:
+        """The recorded time as the database returns it, as an aware datetime."""
+        return stored  # type: ignore[no-any-return]
+
     def _decode(
         self, stream_id: str, version: int, event_type: str, schema_version: int, data: str | bytes
     ) -> object:

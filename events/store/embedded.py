@@ -218,7 +218,7 @@ class EmbeddedStore(EventStore):
             " ORDER BY stream_version LIMIT ?",
             (stream_id, from_version, -1 if limit is None else limit),
         )
-        return [self._record(row) for row in rows]
+        return self._records(rows)
 
     async def stream_version(self, stream_id: str) -> int:
         check_stream_id(stream_id)
@@ -236,7 +236,7 @@ class EmbeddedStore(EventStore):
             " ORDER BY global_position LIMIT ?",
             (max(after.tx_id, after.position), limit),
         )
-        return [self._record(row) for row in rows]
+        return self._records(rows)
 
     async def feed_head(self) -> Checkpoint:
         rows = await self._run(self._fetch, "SELECT max(global_position) FROM events", ())
@@ -270,21 +270,13 @@ class EmbeddedStore(EventStore):
     def _fetch(self, query: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
         return self._db.execute(query, params).fetchall()
 
-    def _record(self, row: tuple[Any, ...]) -> RecordedEvent:
-        position, tx_id, stream_id, version, event_id, kind, schema, data, meta, at, digest = row
-        return RecordedEvent(
-            position,
-            tx_id,
-            stream_id,
-            version,
-            UUID(event_id),
-            kind,
-            schema,
-            self._decode(stream_id, version, kind, schema, data),
-            self._decode_metadata(stream_id, version, meta),
-            _EPOCH + timedelta(microseconds=at),
-            digest,
-        )
+    @staticmethod
+    def _event_id(stored: Any) -> UUID:
+        return UUID(stored)
+
+    @staticmethod
+    def _recorded_at(stored: Any) -> datetime:
+        return _EPOCH + timedelta(microseconds=stored)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -251,7 +251,7 @@ class PostgresStore(EventStore):
     ) -> list[RecordedEvent]:
         check_stream_id(stream_id)
         rows = await self._fetch(_READ_STREAM, (stream_id, from_version, limit))
-        return [self._record(row) for row in rows]
+        return self._records(rows)
 
     async def stream_version(self, stream_id: str) -> int:
         check_stream_id(stream_id)
@@ -260,7 +260,7 @@ class PostgresStore(EventStore):
 
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
         rows = await self._fetch(_READ_FEED, (str(after.tx_id), after.position, limit))
-        return [self._record(row) for row in rows]
+        return self._records(rows)
 
     async def feed_head(self) -> Checkpoint:
         rows = await self._fetch(_FEED_HEAD, ())
@@ -284,22 +284,6 @@ class PostgresStore(EventStore):
             async with self._pool.connection() as conn:
                 cursor = await conn.execute(query, params, binary=True)
                 return await cursor.fetchall()
-
-    def _record(self, row: tuple[Any, ...]) -> RecordedEvent:
-        position, tx_id, stream_id, version, event_id, kind, schema, data, meta, at, digest = row
-        return RecordedEvent(
-            position,
-            tx_id,
-            stream_id,
-            version,
-            event_id,
-            kind,
-            schema,
-            self._decode(stream_id, version, kind, schema, data),
-            self._decode_metadata(stream_id, version, meta),
-            at,
-            digest,
-        )
 
     # ---- waking readers ---------------------------------------------------------------------
 

@@ -141,7 +141,7 @@ class VariantInfo(msgspec.Struct):
     """The rules, as Markdown (RULES.md, every gap decided)."""
 
 
-class Health(msgspec.Struct):
+class Health(msgspec.Struct, omit_defaults=True):
     status: str
     store: str | None = None
     detail: str | None = None

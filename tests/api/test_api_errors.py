@@ -77,7 +77,7 @@ def test_out_of_turn_is_refused_with_not_your_turn(table: Table, stored: Stored)
 def test_an_illegal_move_names_the_rule(table: Table, stored: Stored) -> None:
     seat = table.public()["status"]["to_act"][0]
     before = stored(table.game_id)
-    problem(table.act(seat, {"type": "draw", "source": "stock"}), 409, "wrong_phase")
+    problem(table.act(seat, {"type": "draw", "source": "stock"}), 409, "setup_incomplete")
     assert table.act(seat, {"type": "setup-flip", "row": 0, "col": 1}).status_code == 200
     after_flip = stored(table.game_id)
     problem(table.act(seat, {"type": "setup-flip", "row": 0, "col": 2}), 422, "illegal_position")

@@ -19,6 +19,7 @@ import pytest
 from domain.cards import is_card
 from domain.variants import fold
 from events.codec import default_codec
+from events.schema.common import GameStarted
 from tests.api.players import Table, open_table
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
@@ -36,7 +37,8 @@ def true_state(database_url: str, game_id: str) -> Any:
             (f"game:{game_id}",),
         ).fetchall()
     events = [CODEC.decode(kind, version, data) for kind, version, data in rows]
-    return fold(events[1:] if events and type(events[0]).__name__ == "GameCreated" else events)
+    started = next(i for i, e in enumerate(events) if isinstance(e, GameStarted))
+    return fold(events[started:])
 
 
 def cards_in(value: Any) -> Counter[str]:
@@ -93,8 +95,11 @@ def check_every_endpoint(http: httpx.Client, table: Table, database_url: str,
         else:
             view = http.get(f"/games/{table.game_id}/me", headers=headers)
         assert view.status_code == 200
-        shown = cards_in(view.json())
+        body = view.json()
+        actions = body.pop("legal_actions", [])
+        shown = cards_in(body)
         assert not shown - known, f"viewer {viewer} was shown {shown - known}"
+        assert set(cards_in(actions)) <= set(known), f"viewer {viewer}'s actions name cards"
         responses.append(view)
 
         feed = http.get(f"/games/{table.game_id}/events", params={"limit": 1000}, headers=headers)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from events.store import ChainBroken, ConcurrencyError, EmbeddedStore, open_store
+from events.store import ChainBroken, ConcurrencyError, EmbeddedStore, InvalidEvent, open_store
 from events.store.embedded import FILE_NAME
 from tests.support.event_samples import a_game, dealt, new, stream
 
@@ -63,3 +63,19 @@ async def test_two_stores_on_one_file_share_streams_and_feed(tmp_path: Path) -> 
         await two.append(sid, 1, [new(dealt())])
         assert [e.version for e in await one.read_stream(sid)] == [1, 2]
         assert [e.stream_id for e in await one.read_feed(head)] == [sid, sid]
+
+
+async def test_an_unreadable_stored_event_is_named(tmp_path: Path) -> None:
+    sid = stream()
+    async with await EmbeddedStore.open(tmp_path) as store:
+        await store.append(sid, 0, a_game(hands=1))
+    with sqlite3.connect(tmp_path / FILE_NAME, isolation_level=None) as db:
+        db.execute("DROP TRIGGER events_no_update")
+        db.execute(
+            'UPDATE events SET data = \'{"type":"hand.dealt"}\''
+            " WHERE stream_id = ? AND stream_version = 2",
+            (sid,),
+        )
+    async with await EmbeddedStore.open(tmp_path) as store:
+        with pytest.raises(InvalidEvent, match=f"stream {sid} version 2"):
+            await store.read_stream(sid)

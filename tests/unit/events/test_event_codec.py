@@ -215,3 +215,25 @@ def test_plain_stream_ids_pass(good: str) -> None:
 def test_odd_stream_ids_fail(bad: str) -> None:
     with pytest.raises(InvalidStreamId):
         check_stream_id(bad)
+
+
+def test_a_page_decodes_at_once_and_mixed_versions_still_upcast() -> None:
+    codec = versioned_codec()
+    current = codec.encode(COMMON[0]).data.decode()
+    old = '{"type":"test.scored","seat":2,"points":7}'
+
+    assert codec.decode_many(["game.started"] * 2, [1, 1], [current, current]) == [COMMON[0]] * 2
+    assert codec.decode_many(["game.started", "test.scored"], [1, 1], [current, old]) == [
+        COMMON[0],
+        Scored(2, 7, 0),
+    ]
+    assert codec.decode_many_metadata(['{"a":1}', "{}"]) == [{"a": 1}, {}]
+
+
+def test_a_page_with_a_bad_text_fails_even_when_the_texts_join_into_valid_json() -> None:
+    codec = default_codec()
+    one = codec.encode(COMMON[0]).data.decode()
+    with pytest.raises(CodecError):
+        codec.decode_many(["game.started"] * 2, [1, 1], [f"{one},{one}", one])
+    with pytest.raises(CodecError):
+        codec.decode_many_metadata(['{"a":1},{"b":2}', "{}"])
