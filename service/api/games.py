@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import HeaderParameter, Parameter
 
 from domain.decider import Viewer
 from events.schema.common import GameEnded, GameOptions, HandEnded
@@ -25,8 +26,8 @@ SEAT_TOKEN = [{"seatToken": []}]
 GameId = Annotated[str, Parameter(pattern=r"^[0-9a-f]{16}$", description="The game's id")]
 IdempotencyKey = Annotated[
     str | None,
-    Parameter(
-        header="Idempotency-Key",
+    HeaderParameter(
+        name="Idempotency-Key",
         required=False,
         max_length=128,
         pattern=r"^[\x21-\x7e]+$",
@@ -36,8 +37,8 @@ IdempotencyKey = Annotated[
 ]
 IfMatch = Annotated[
     str | None,
-    Parameter(
-        header="If-Match",
+    HeaderParameter(
+        name="If-Match",
         required=False,
         max_length=40,
         description='The game version the action was decided on (`"12"`); a stale one gives 409.',
@@ -102,34 +103,34 @@ class GameController(Controller):
 
     @post("/", operation_id="createGame", summary="Open a game", status_code=201,
           responses=docs.LOBBY)
-    async def create(self, data: Annotated[s.CreateGame, docs.CREATE_GAME], games: GameService) -> s.GameOpened:
+    async def create(self, data: Annotated[s.CreateGame, docs.CREATE_GAME], games: NamedDependency[GameService]) -> s.GameOpened:
         options = data.options or GameOptions()
         record, token = await games.create(data.variant, data.seats, options, data.title)
         return s.GameOpened(record.game_id, token, record.version, data.variant, data.seats)
 
     @get("/{game_id:str}", operation_id="getGame", summary="The game's lobby and status",
          responses=docs.READ)
-    async def get_game(self, game_id: GameId, games: GameService) -> Response[s.GameSummary]:
+    async def get_game(self, game_id: GameId, games: NamedDependency[GameService]) -> Response[s.GameSummary]:
         record = await games.load(game_id)
         return Response(summary(record), headers=etag(record))
 
     @post("/{game_id:str}/seats", operation_id="claimSeat", summary="Claim a seat",
           status_code=201, responses=docs.LOBBY)
     async def claim(self, game_id: GameId, data: Annotated[s.ClaimSeat, docs.CLAIM_SEAT],
-                    games: GameService) -> s.SeatGranted:
+                    games: NamedDependency[GameService]) -> s.SeatGranted:
         record, seat, token = await games.claim(game_id, data.seat, data.name)
         return s.SeatGranted(game_id, seat, token, record.version)
 
     @post("/{game_id:str}/start", operation_id="startGame", summary="Start the game (creator)",
           security=SEAT_TOKEN, status_code=200, responses=docs.LOBBY)
     async def start(self, game_id: GameId, request: Request[Any, Any, Any],
-                    games: GameService) -> Response[s.GameSummary]:
+                    games: NamedDependency[GameService]) -> Response[s.GameSummary]:
         record = await games.start(game_id, required_token(request))
         return Response(summary(record), headers=etag(record))
 
     @get("/{game_id:str}/view", operation_id="getPublicView", summary="The spectators' view",
          responses=docs.READ)
-    async def public_view(self, game_id: GameId, games: GameService) -> Response[s.PublicView]:
+    async def public_view(self, game_id: GameId, games: NamedDependency[GameService]) -> Response[s.PublicView]:
         record = await games.load(game_id)
         view = None if record.decider is None else record.decider.view(record.state, None)
         body = s.PublicView(record.game_id, record.version, record.status(), view)
@@ -139,7 +140,7 @@ class GameController(Controller):
          summary="A seat's own view and legal actions", security=SEAT_TOKEN,
          responses=docs.PLAY)
     async def seat_view(self, game_id: GameId, request: Request[Any, Any, Any],
-                        games: GameService) -> Response[s.SeatView]:
+                        games: NamedDependency[GameService]) -> Response[s.SeatView]:
         token = required_token(request)
         record = await games.load(game_id)
         seat = games.seat_for(record, token)
@@ -154,7 +155,7 @@ class GameController(Controller):
     @post("/{game_id:str}/actions", operation_id="postAction", summary="Take an action",
           security=SEAT_TOKEN, status_code=200, responses=docs.PLAY)
     async def act(self, game_id: GameId, data: Annotated[Action, docs.ACTION], request: Request[Any, Any, Any],
-                  games: GameService, idempotency_key: IdempotencyKey = None,
+                  games: NamedDependency[GameService], idempotency_key: IdempotencyKey = None,
                   if_match: IfMatch = None) -> Response[s.ActionResult]:
         token = required_token(request)
         outcome = await games.act(
@@ -176,7 +177,7 @@ class GameController(Controller):
 
     @get("/{game_id:str}/events", operation_id="getEvents",
          summary="The game's events, redacted for the viewer", responses=docs.PLAY)
-    async def events(self, game_id: GameId, request: Request[Any, Any, Any], games: GameService,
+    async def events(self, game_id: GameId, request: Request[Any, Any, Any], games: NamedDependency[GameService],
                      after: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
                      limit: Annotated[int, Parameter(ge=1, le=1000)] = 500) -> s.Feed:
         token = bearer(request)
@@ -188,7 +189,7 @@ class GameController(Controller):
 
     @get("/{game_id:str}/scores", operation_id="getScores", summary="Scores so far",
          responses=docs.READ)
-    async def scores(self, game_id: GameId, games: GameService) -> s.Scores:
+    async def scores(self, game_id: GameId, games: NamedDependency[GameService]) -> s.Scores:
         record = await games.load(game_id)
         hands = [
             s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)

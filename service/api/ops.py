@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from litestar import Controller, MediaType, Response, get
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
 from events.store import EventStore, StoreError
@@ -20,7 +21,7 @@ class OpsController(Controller):
     @get("/ready", operation_id="ready", summary="The event store answers",
          responses={503: ResponseSpec(Health, generate_examples=False,
                                       description="The event store does not answer")})
-    async def ready(self, store: EventStore) -> Response[Health]:
+    async def ready(self, store: NamedDependency[EventStore]) -> Response[Health]:
         kind = type(store).__name__
         try:
             await store.feed_head()
@@ -30,5 +31,5 @@ class OpsController(Controller):
 
     @get("/metrics", operation_id="metrics", summary="Prometheus metrics",
          media_type=MediaType.TEXT)
-    async def metrics(self, metrics: Metrics) -> str:
+    async def metrics(self, metrics: NamedDependency[Metrics]) -> str:
         return metrics.render()
