@@ -18,7 +18,7 @@ from domain.errors import RuleViolation
 from domain.variants import decider_for
 from events.schema.common import Act, DealHand, GameOptions, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed
-from events.store import ConcurrencyError, EventStore, NewEvent
+from events.store import ConcurrencyError, EventIdConflict, EventStore, NewEvent
 from service.lobby import new_token, token_hash
 from service.metrics import Metrics
 from service.problems import ApiError
@@ -73,12 +73,27 @@ class GameService:
         return record
 
     async def _append(
-        self, record: GameRecord, events: list[Any], metadata: dict[str, Any], ids: list[uuid.UUID]
+        self,
+        record: GameRecord,
+        events: list[Any],
+        metadata: dict[str, Any],
+        ids: list[uuid.UUID],
+        reread: bool = False,
     ) -> tuple[int, int]:
-        new = [NewEvent(event_id=i, event=e, metadata=metadata) for i, e in zip(ids, events, strict=True)]
+        """Append at the record's version and fold the events into the record.
+
+        `reread`: fold what the store holds instead of what was decided here, because an
+        idempotent retry returns the events stored the first time (a fresh deal's seed, say,
+        differs from the one just drawn).
+        """
+        new = [NewEvent(event_id=i, event=e, metadata=metadata)
+               for i, e in zip(ids, events, strict=True)]
         result = await self.store.append(stream_id(record.game_id), record.version, new)
-        for offset, event in enumerate(events):
-            record.apply(result.first_version + offset, event, metadata)
+        if reread:
+            await self.load(record.game_id)
+        else:
+            for offset, event in enumerate(events):
+                record.apply(result.first_version + offset, event, metadata)
         return result.first_version, result.last_version
 
     # ---- the lobby -------------------------------------------------------------------
@@ -118,7 +133,6 @@ class GameService:
                 try:
                     await self._append(record, [event], {"seat": seat}, [uuid.uuid4()])
                 except ConcurrencyError:
-                    self.cache.pop(game_id, None)
                     continue
                 return record, seat, token
         raise ApiError(409, "conflict", "the lobby changed concurrently too often; retry")
@@ -142,7 +156,6 @@ class GameService:
                 try:
                     await self._append(record, events, {}, [uuid.uuid4() for _ in events])
                 except ConcurrencyError:
-                    self.cache.pop(game_id, None)
                     continue
                 return record
         raise ApiError(409, "conflict", "the game changed concurrently too often; retry")
@@ -159,45 +172,72 @@ class GameService:
         request_hash: str = "",
         if_match: int | None = None,
     ) -> Outcome:
+        """Decide `action` for the token's seat and append its events.
+
+        The first attempt trusts this process's cached record; a refusal or a conflict on a
+        cached record is never final: the record catches up with the store and the action is
+        decided again, so a stale instance never rejects what the current game allows.
+        """
         async with self._lock(game_id):
             fresh = idempotency_key is not None
-            for attempt in range(self.retries):
-                record = await self.load(game_id, fresh=fresh or attempt > 0)
-                seat = self.seat_for(record, token)
-                if idempotency_key is not None:
-                    used = record.keys.get((seat, idempotency_key))
-                    if used is not None:
-                        if used.request_hash != request_hash:
-                            raise ApiError(422, "idempotency_key_reused",
-                                           "this Idempotency-Key was used for another request")
-                        self.metrics.count("idempotent_replays")
-                        return Outcome(record, used.first_version, used.last_version, seat)
-                if if_match is not None and if_match != record.version:
-                    if not fresh:
-                        fresh = True
-                        record = await self.load(game_id)
-                    if if_match != record.version:
-                        raise ApiError(409, "stale_version",
-                                       f"If-Match {if_match} but the game is at {record.version}")
-                decider, state = self._playing(record)
-                self._check_action_type(decider, action)
-                events = self._decide(decider, state, Act(seat, action))
-                metadata: dict[str, Any] = {"seat": seat}
-                if idempotency_key is not None:
-                    metadata |= {IDEMPOTENCY_KEY: idempotency_key, REQUEST_HASH: request_hash}
-                    ids = [uuid.uuid5(_IDS, f"{game_id}|{seat}|{idempotency_key}|{i}")
-                           for i in range(len(events))]
-                else:
-                    ids = [uuid.uuid4() for _ in events]
+            for _ in range(self.retries):
+                record = await self.load(game_id, fresh=fresh)
                 try:
-                    first, last = await self._append(record, events, metadata, ids)
-                except ConcurrencyError:
+                    prepared = self._prepare(
+                        record, token, action, idempotency_key, request_hash, if_match
+                    )
+                except (ApiError, RuleViolation):
+                    if fresh:
+                        raise
+                    fresh = True
+                    continue
+                if isinstance(prepared, Outcome):
+                    self.metrics.count("idempotent_replays")
+                    return prepared
+                seat, events, metadata, ids = prepared
+                try:
+                    first, last = await self._append(
+                        record, events, metadata, ids, reread=idempotency_key is not None
+                    )
+                except (ConcurrencyError, EventIdConflict):
                     self.metrics.count("append_conflicts")
-                    self.cache.pop(game_id, None)
+                    fresh = True
                     continue
                 self.metrics.count("actions")
                 return Outcome(record, first, last, seat)
         raise ApiError(409, "conflict", "the game changed concurrently too often; retry")
+
+    def _prepare(
+        self,
+        record: GameRecord,
+        token: str,
+        action: Any,
+        idempotency_key: str | None,
+        request_hash: str,
+        if_match: int | None,
+    ) -> Outcome | tuple[int, list[Any], dict[str, Any], list[uuid.UUID]]:
+        """The events to append, or the earlier outcome of a retried request."""
+        seat = self.seat_for(record, token)
+        if idempotency_key is not None:
+            used = record.keys.get((seat, idempotency_key))
+            if used is not None:
+                if used.request_hash != request_hash:
+                    raise ApiError(422, "idempotency_key_reused",
+                                   "this Idempotency-Key was used for another request")
+                return Outcome(record, used.first_version, used.last_version, seat)
+        if if_match is not None and if_match != record.version:
+            raise ApiError(409, "stale_version",
+                           f"If-Match {if_match} but the game is at version {record.version}")
+        decider, state = self._playing(record)
+        self._check_action_type(decider, action)
+        events = self._decide(decider, state, Act(seat, action))
+        metadata: dict[str, Any] = {"seat": seat}
+        if idempotency_key is None:
+            return seat, events, metadata, [uuid.uuid4() for _ in events]
+        metadata |= {IDEMPOTENCY_KEY: idempotency_key, REQUEST_HASH: request_hash}
+        ids = [uuid.uuid5(_IDS, f"{record.game_id}|{seat}|{idempotency_key}|{i}")
+               for i in range(len(events))]
+        return seat, events, metadata, ids
 
     def _decide(self, decider: Decider, state: Any, command: Act) -> list[Any]:
         """The action's events, followed by the next deal when they end a hand."""

@@ -10,7 +10,14 @@ from litestar.exceptions import HTTPException, ValidationException
 
 from domain.errors import CODES as RULE_CODES
 from domain.errors import RuleViolation
-from events.store import ConcurrencyError, StoreError, StoreUnavailable
+from events.store import (
+    ConcurrencyError,
+    EventIdConflict,
+    InvalidEvent,
+    InvalidStreamId,
+    StoreError,
+    StoreUnavailable,
+)
 from service.logging import log
 
 PROBLEM_JSON = "application/problem+json"
@@ -133,8 +140,10 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
 
 
 def _store(request: Request[Any, Any, Any], exc: StoreError) -> Response[Problem]:
-    if isinstance(exc, ConcurrencyError):
+    if isinstance(exc, ConcurrencyError | EventIdConflict):
         return problem_response(request, 409, "conflict", str(exc))
+    if isinstance(exc, InvalidEvent | InvalidStreamId):
+        return problem_response(request, 422, "invalid_request", str(exc))
     if isinstance(exc, StoreUnavailable):
         log.error("store_unavailable", error=str(exc))
         return problem_response(request, 503, "unavailable", "the event store is unavailable",
