@@ -93,13 +93,19 @@ def hang_ten_games(games: int) -> None:
         times.append(time.perf_counter() - started)
         events += len(record.events)
     total = sum(times)
-    print(f"\n6-player Hang Ten, 10 deals, random bots, {games} games "
-          f"({events / games:,.0f} events a game):")
-    print(f"  median {statistics.median(plain) * 1000:.1f} ms   "
-          f"p90 {statistics.quantiles(plain, n=10)[-1] * 1000:.1f} ms   "
-          f"max {max(plain) * 1000:.1f} ms")
-    print(f"  share of the time (a second run with timers around each call, "
-          f"median {statistics.median(times) * 1000:.1f} ms):")
+    print(
+        f"\n6-player Hang Ten, 10 deals, random bots, {games} games "
+        f"({events / games:,.0f} events a game):"
+    )
+    print(
+        f"  median {statistics.median(plain) * 1000:.1f} ms   "
+        f"p90 {statistics.quantiles(plain, n=10)[-1] * 1000:.1f} ms   "
+        f"max {max(plain) * 1000:.1f} ms"
+    )
+    print(
+        f"  share of the time (a second run with timers around each call, "
+        f"median {statistics.median(times) * 1000:.1f} ms):"
+    )
     for part in ("decide", "evolve", "view", "legal_actions", "bots", "status"):
         print(f"    {part:<14} {spent[part] / total:>6.1%}")
     other = 1 - sum(spent.values()) / total

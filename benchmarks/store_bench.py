@@ -197,14 +197,22 @@ async def main() -> None:
                     runs["pipe"].append(await psycopg_raw(url, writers, args.seconds, True))
                     runs["store"].append(await store_appends(store, writers, args.seconds))
                 pg, raw, pipe, ours = (statistics.median(runs[k]) for k in runs)
-                print(f"{writers} writer(s), median of {args.rounds} interleaved runs:")
-                print(f"  raw locked insert, pgbench -M prepared: {pg:8.0f}/s")
-                print(f"  raw locked insert, psycopg:             {raw:8.0f}/s")
-                print(f"  raw locked insert, psycopg pipelined:   {pipe:8.0f}/s")
+                print(f"{writers} writer(s), median of {args.rounds} interleaved runs (all runs):")
+                labels = {
+                    "pgbench": "raw locked insert, pgbench -M prepared",
+                    "raw": "raw locked insert, psycopg",
+                    "pipe": "raw locked insert, psycopg pipelined",
+                    "store": "store append",
+                }
+                for key, label in labels.items():
+                    each = ", ".join(f"{r:.0f}" for r in runs[key])
+                    print(f"  {label:<40} {statistics.median(runs[key]):7.0f}/s  ({each})")
+                ratios = [s / p for s, p in zip(runs["store"], runs["pgbench"], strict=True)]
                 print(
-                    f"  store append:                           {ours:8.0f}/s"
-                    f" = {ours / pg:.0%} of pgbench, {ours / raw:.0%} of psycopg,"
-                    f" {ours / pipe:.0%} of psycopg pipelined"
+                    f"  store / pgbench {ours / pg:.0%} (per round:"
+                    f" {', '.join(f'{r:.0%}' for r in ratios)}),"
+                    f" store / psycopg {ours / raw:.0%},"
+                    f" store / psycopg pipelined {ours / pipe:.0%}"
                 )
             read_ms, rate, total = await read_figures(store)
             print(f"\nread a 2,000-event stream: {read_ms:.2f} ms (median of 12)")

@@ -23,7 +23,9 @@ def decider_for(variant: str) -> Decider:
         return DECIDERS[variant]
     except KeyError:
         known = ", ".join(DECIDERS)
-        raise RuleViolation("invalid_config", f"unknown variant {variant!r} (known: {known})")
+        raise RuleViolation(
+            "invalid_config", f"unknown variant {variant!r} (known: {known})"
+        ) from None
 
 
 def bot(kind: str, variant: str) -> Bot:

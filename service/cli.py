@@ -28,13 +28,15 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from service.settings import Settings
     from events.migrate import migrate
+    from service.settings import Settings
 
     settings = Settings.from_env()
     if not settings.database_url:
-        print("fairway migrate: DATABASE_URL is not set (the embedded store needs no migration)",
-              file=sys.stderr)
+        print(
+            "fairway migrate: DATABASE_URL is not set (the embedded store needs no migration)",
+            file=sys.stderr,
+        )
         return 2
     applied = migrate(settings.database_url)
     print(f"applied {len(applied)} migration(s)" + (f": {', '.join(applied)}" if applied else ""))
@@ -61,13 +63,20 @@ def parser() -> argparse.ArgumentParser:
     m.set_defaults(run=_migrate)
 
     sim = sub.add_parser("simulate", help="play whole games in-process with bots")
-    sim.add_argument("--variant", required=True,
-                     choices=["hang-ten", "tens", "golf", "basketball", "tens-shedding"])
+    sim.add_argument(
+        "--variant",
+        required=True,
+        choices=["hang-ten", "tens", "golf", "basketball", "tens-shedding"],
+    )
     sim.add_argument("--players", type=int, required=True)
     sim.add_argument("--games", type=int, default=10)
     sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--bots", type=lambda s: s.split(","), default=["random"],
-                     help="bot kinds given to seats in turn, e.g. greedy,random")
+    sim.add_argument(
+        "--bots",
+        type=lambda s: s.split(","),
+        default=["random"],
+        help="bot kinds given to seats in turn, e.g. greedy,random",
+    )
     sim.add_argument("--json", action="store_true", help="print one JSON object")
     sim.set_defaults(run=_simulate)
 

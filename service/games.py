@@ -86,8 +86,10 @@ class GameService:
         idempotent retry returns the events stored the first time (a fresh deal's seed, say,
         differs from the one just drawn).
         """
-        new = [NewEvent(event_id=i, event=e, metadata=metadata)
-               for i, e in zip(ids, events, strict=True)]
+        new = [
+            NewEvent(event_id=i, event=e, metadata=metadata)
+            for i, e in zip(ids, events, strict=True)
+        ]
         result = await self.store.append(stream_id(record.game_id), record.version, new)
         if reread:
             await self.load(record.game_id)
@@ -146,8 +148,9 @@ class GameService:
                 if record.started:
                     raise ApiError(409, "game_already_started", "the game has already started")
                 if record.lobby.free_seats():
-                    raise ApiError(409, "seats_unclaimed",
-                                   f"unclaimed seats: {record.lobby.free_seats()}")
+                    raise ApiError(
+                        409, "seats_unclaimed", f"unclaimed seats: {record.lobby.free_seats()}"
+                    )
                 lobby = record.lobby
                 started = GameStarted(lobby.variant, lobby.seats, lobby.options)
                 decider = decider_for(lobby.variant)
@@ -222,12 +225,18 @@ class GameService:
             used = record.keys.get((seat, idempotency_key))
             if used is not None:
                 if used.request_hash != request_hash:
-                    raise ApiError(422, "idempotency_key_reused",
-                                   "this Idempotency-Key was used for another request")
+                    raise ApiError(
+                        422,
+                        "idempotency_key_reused",
+                        "this Idempotency-Key was used for another request",
+                    )
                 return Outcome(record, used.first_version, used.last_version, seat)
         if if_match is not None and if_match != record.version:
-            raise ApiError(409, "stale_version",
-                           f"If-Match {if_match} but the game is at version {record.version}")
+            raise ApiError(
+                409,
+                "stale_version",
+                f"If-Match {if_match} but the game is at version {record.version}",
+            )
         decider, state = self._playing(record)
         self._check_action_type(decider, action)
         events = self._decide(decider, state, Act(seat, action))
@@ -235,8 +244,10 @@ class GameService:
         if idempotency_key is None:
             return seat, events, metadata, [uuid.uuid4() for _ in events]
         metadata |= {IDEMPOTENCY_KEY: idempotency_key, REQUEST_HASH: request_hash}
-        ids = [uuid.uuid5(_IDS, f"{record.game_id}|{seat}|{idempotency_key}|{i}")
-               for i in range(len(events))]
+        ids = [
+            uuid.uuid5(_IDS, f"{record.game_id}|{seat}|{idempotency_key}|{i}")
+            for i in range(len(events))
+        ]
         return seat, events, metadata, ids
 
     def _decide(self, decider: Decider, state: Any, command: Act) -> list[Any]:

@@ -48,11 +48,12 @@ class Metrics:
                 cumulative += n
                 le = "+Inf" if bound == float("inf") else repr(bound)
                 out.append(
-                    f'fairway_http_request_seconds_bucket{{route="{route}",le="{le}"}} '
-                    f"{cumulative}"
+                    f'fairway_http_request_seconds_bucket{{route="{route}",le="{le}"}} {cumulative}'
                 )
-            out.append(f'fairway_http_request_seconds_sum{{route="{route}"}} '
-                       f"{self.latency_sums[route]:.6f}")
+            out.append(
+                f'fairway_http_request_seconds_sum{{route="{route}"}} '
+                f"{self.latency_sums[route]:.6f}"
+            )
             out.append(f'fairway_http_request_seconds_count{{route="{route}"}} {cumulative}')
         for name, n in sorted(self.counters.items()):
             out += [f"# TYPE fairway_{name}_total counter", f"fairway_{name}_total {n}"]

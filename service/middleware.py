@@ -86,8 +86,13 @@ def make_middleware(metrics: Metrics, buckets: TokenBuckets) -> Any:
                 elapsed = time.perf_counter() - started
                 route = _route_template(scope)
                 metrics.observe_request(scope["method"], route, status, elapsed)
-                log.info("request", method=scope["method"], path=path, status=status,
-                         ms=round(elapsed * 1000, 2))
+                log.info(
+                    "request",
+                    method=scope["method"],
+                    path=path,
+                    status=status,
+                    ms=round(elapsed * 1000, 2),
+                )
                 structlog.contextvars.unbind_contextvars("request_id")
 
         return handle
@@ -111,13 +116,15 @@ async def _too_many(send: Any, path: str, wait: float) -> None:
             instance=path,
         )
     )
-    await send({
-        "type": "http.response.start",
-        "status": 429,
-        "headers": [
-            (b"content-type", PROBLEM_JSON.encode()),
-            (b"content-length", str(len(body)).encode()),
-            (b"retry-after", retry_after.encode()),
-        ],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", retry_after.encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -32,9 +32,16 @@ def check() -> int:
     if current == committed:
         print(f"{PATH.name} is current")
         return 0
-    diff = difflib.unified_diff(committed.splitlines(), current.splitlines(),
-                                "openapi.json (committed)", "openapi.json (code)", lineterm="")
+    diff = difflib.unified_diff(
+        committed.splitlines(),
+        current.splitlines(),
+        "openapi.json (committed)",
+        "openapi.json (code)",
+        lineterm="",
+    )
     print("\n".join(list(diff)[:80]), file=sys.stderr)
-    print("the committed OpenAPI document differs from the code: run `fairway openapi`",
-          file=sys.stderr)
+    print(
+        "the committed OpenAPI document differs from the code: run `fairway openapi`",
+        file=sys.stderr,
+    )
     return 1

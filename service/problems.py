@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar import MediaType, Request, Response
+from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from domain.errors import CODES as RULE_CODES
@@ -25,8 +25,13 @@ PROBLEM_JSON = "application/problem+json"
 # Rule violations about *when* (order, turn, phase) conflict with the game's state: 409.
 # The rest are about *what* was asked for: 422.
 _CONFLICTS = {
-    "game_not_started", "game_over", "hand_over", "not_your_turn", "wrong_phase",
-    "setup_incomplete", "already_done",
+    "game_not_started",
+    "game_over",
+    "hand_over",
+    "not_your_turn",
+    "wrong_phase",
+    "setup_incomplete",
+    "already_done",
 }
 
 # Codes the service adds to the domain's (domain/errors.py); documented in docs/API.md.
@@ -113,8 +118,9 @@ def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Re
     if "malformed" in (detail + str(extra or "")).lower():
         return problem_response(request, 400, "malformed_request", detail, errors=extra)
     in_body = any(isinstance(e, dict) and e.get("source") == "body" for e in extra or ())
-    return problem_response(request, 422 if in_body else 400, "invalid_request", detail,
-                            errors=extra)
+    return problem_response(
+        request, 422 if in_body else 400, "invalid_request", detail, errors=extra
+    )
 
 
 _HTTP_CODES = {
@@ -146,8 +152,13 @@ def _store(request: Request[Any, Any, Any], exc: StoreError) -> Response[Problem
         return problem_response(request, 422, "invalid_request", str(exc))
     if isinstance(exc, StoreUnavailable):
         log.error("store_unavailable", error=str(exc))
-        return problem_response(request, 503, "unavailable", "the event store is unavailable",
-                                headers={"Retry-After": "1"})
+        return problem_response(
+            request,
+            503,
+            "unavailable",
+            "the event store is unavailable",
+            headers={"Retry-After": "1"},
+        )
     return _unexpected(request, exc)
 
 

@@ -28,7 +28,7 @@ def run(*args: str | Path) -> None:
 
 
 def bootstrap() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - the bootstrap runs on any python3
         sys.exit(f"Fairway needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     if not (BIN / "python").exists():
         print("creating .venv ...", flush=True)
@@ -65,8 +65,11 @@ def main(argv: list[str]) -> int:
             [BIN / "mypy", "domain", "events"],
             [BIN / "fairway", "openapi", "--check"],
         ):
-            print("$", " ".join(Path(str(step[0])).name if i == 0 else str(a)
-                               for i, a in enumerate(step)), flush=True)
+            print(
+                "$",
+                " ".join(Path(str(step[0])).name if i == 0 else str(a) for i, a in enumerate(step)),
+                flush=True,
+            )
             code = subprocess.run([str(a) for a in step], cwd=ROOT).returncode
             if code:
                 return code

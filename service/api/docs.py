@@ -27,8 +27,9 @@ _WHY = {
 
 def problems(*statuses: int) -> dict[int, ResponseSpec]:
     return {
-        status: ResponseSpec(Problem, generate_examples=False, description=_WHY[status],
-                             media_type=PROBLEM_JSON)
+        status: ResponseSpec(
+            Problem, generate_examples=False, description=_WHY[status], media_type=PROBLEM_JSON
+        )
         for status in statuses
     }
 
@@ -42,8 +43,9 @@ VARIANTS = problems(400, 404, 413, 422, 429)
 def examples(description: str, **named: Any) -> Any:
     return Body(
         description=description,
-        examples=[Example(summary=name.replace("_", " "), value=value)
-                  for name, value in named.items()],
+        examples=[
+            Example(summary=name.replace("_", " "), value=value) for name, value in named.items()
+        ],
     )
 
 

@@ -90,7 +90,9 @@ def summary(record: GameRecord) -> s.GameSummary:
     )
 
 
-def feed(record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int) -> list[s.FeedEntry]:
+def feed(
+    record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int
+) -> list[s.FeedEntry]:
     return [
         s.FeedEntry(entry.version, record.redact(entry, viewer, as_of))
         for entry in record.entries[first - 1 : last]
@@ -101,46 +103,82 @@ class GameController(Controller):
     path = "/games"
     tags = ["games"]
 
-    @post("/", operation_id="createGame", summary="Open a game", status_code=201,
-          responses=docs.LOBBY)
-    async def create(self, data: Annotated[s.CreateGame, docs.CREATE_GAME], games: NamedDependency[GameService]) -> s.GameOpened:
+    @post(
+        "/", operation_id="createGame", summary="Open a game", status_code=201, responses=docs.LOBBY
+    )
+    async def create(
+        self, data: Annotated[s.CreateGame, docs.CREATE_GAME], games: NamedDependency[GameService]
+    ) -> s.GameOpened:
         options = data.options or GameOptions()
         record, token = await games.create(data.variant, data.seats, options, data.title)
         return s.GameOpened(record.game_id, token, record.version, data.variant, data.seats)
 
-    @get("/{game_id:str}", operation_id="getGame", summary="The game's lobby and status",
-         responses=docs.READ)
-    async def get_game(self, game_id: GameId, games: NamedDependency[GameService]) -> Response[s.GameSummary]:
+    @get(
+        "/{game_id:str}",
+        operation_id="getGame",
+        summary="The game's lobby and status",
+        responses=docs.READ,
+    )
+    async def get_game(
+        self, game_id: GameId, games: NamedDependency[GameService]
+    ) -> Response[s.GameSummary]:
         record = await games.load(game_id)
         return Response(summary(record), headers=etag(record))
 
-    @post("/{game_id:str}/seats", operation_id="claimSeat", summary="Claim a seat",
-          status_code=201, responses=docs.LOBBY)
-    async def claim(self, game_id: GameId, data: Annotated[s.ClaimSeat, docs.CLAIM_SEAT],
-                    games: NamedDependency[GameService]) -> s.SeatGranted:
+    @post(
+        "/{game_id:str}/seats",
+        operation_id="claimSeat",
+        summary="Claim a seat",
+        status_code=201,
+        responses=docs.LOBBY,
+    )
+    async def claim(
+        self,
+        game_id: GameId,
+        data: Annotated[s.ClaimSeat, docs.CLAIM_SEAT],
+        games: NamedDependency[GameService],
+    ) -> s.SeatGranted:
         record, seat, token = await games.claim(game_id, data.seat, data.name)
         return s.SeatGranted(game_id, seat, token, record.version)
 
-    @post("/{game_id:str}/start", operation_id="startGame", summary="Start the game (creator)",
-          security=SEAT_TOKEN, status_code=200, responses=docs.LOBBY)
-    async def start(self, game_id: GameId, request: Request[Any, Any, Any],
-                    games: NamedDependency[GameService]) -> Response[s.GameSummary]:
+    @post(
+        "/{game_id:str}/start",
+        operation_id="startGame",
+        summary="Start the game (creator)",
+        security=SEAT_TOKEN,
+        status_code=200,
+        responses=docs.LOBBY,
+    )
+    async def start(
+        self, game_id: GameId, request: Request[Any, Any, Any], games: NamedDependency[GameService]
+    ) -> Response[s.GameSummary]:
         record = await games.start(game_id, required_token(request))
         return Response(summary(record), headers=etag(record))
 
-    @get("/{game_id:str}/view", operation_id="getPublicView", summary="The spectators' view",
-         responses=docs.READ)
-    async def public_view(self, game_id: GameId, games: NamedDependency[GameService]) -> Response[s.PublicView]:
+    @get(
+        "/{game_id:str}/view",
+        operation_id="getPublicView",
+        summary="The spectators' view",
+        responses=docs.READ,
+    )
+    async def public_view(
+        self, game_id: GameId, games: NamedDependency[GameService]
+    ) -> Response[s.PublicView]:
         record = await games.load(game_id)
         view = None if record.decider is None else record.decider.view(record.state, None)
         body = s.PublicView(record.game_id, record.version, record.status(), view)
         return Response(body, headers=etag(record))
 
-    @get("/{game_id:str}/me", operation_id="getSeatView",
-         summary="A seat's own view and legal actions", security=SEAT_TOKEN,
-         responses=docs.PLAY)
-    async def seat_view(self, game_id: GameId, request: Request[Any, Any, Any],
-                        games: NamedDependency[GameService]) -> Response[s.SeatView]:
+    @get(
+        "/{game_id:str}/me",
+        operation_id="getSeatView",
+        summary="A seat's own view and legal actions",
+        security=SEAT_TOKEN,
+        responses=docs.PLAY,
+    )
+    async def seat_view(
+        self, game_id: GameId, request: Request[Any, Any, Any], games: NamedDependency[GameService]
+    ) -> Response[s.SeatView]:
         token = required_token(request)
         record = await games.load(game_id)
         seat = games.seat_for(record, token)
@@ -148,18 +186,38 @@ class GameController(Controller):
             body = s.SeatView(record.game_id, record.version, seat, None, None, [])
         else:
             decider, state = record.decider, record.state
-            body = s.SeatView(record.game_id, record.version, seat, record.status(),
-                              decider.view(state, seat), list(decider.legal_actions(state, seat)))
+            body = s.SeatView(
+                record.game_id,
+                record.version,
+                seat,
+                record.status(),
+                decider.view(state, seat),
+                list(decider.legal_actions(state, seat)),
+            )
         return Response(body, headers=etag(record))
 
-    @post("/{game_id:str}/actions", operation_id="postAction", summary="Take an action",
-          security=SEAT_TOKEN, status_code=200, responses=docs.PLAY)
-    async def act(self, game_id: GameId, data: Annotated[Action, docs.ACTION], request: Request[Any, Any, Any],
-                  games: NamedDependency[GameService], idempotency_key: IdempotencyKey = None,
-                  if_match: IfMatch = None) -> Response[s.ActionResult]:
+    @post(
+        "/{game_id:str}/actions",
+        operation_id="postAction",
+        summary="Take an action",
+        security=SEAT_TOKEN,
+        status_code=200,
+        responses=docs.PLAY,
+    )
+    async def act(
+        self,
+        game_id: GameId,
+        data: Annotated[Action, docs.ACTION],
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+        idempotency_key: IdempotencyKey = None,
+        if_match: IfMatch = None,
+    ) -> Response[s.ActionResult]:
         token = required_token(request)
         outcome = await games.act(
-            game_id, token, data,
+            game_id,
+            token,
+            data,
             idempotency_key=idempotency_key,
             request_hash=hashlib.sha256(msgspec.json.encode(data)).hexdigest(),
             if_match=parse_if_match(if_match),
@@ -175,28 +233,50 @@ class GameController(Controller):
         )
         return Response(body, headers={"ETag": f'"{last}"'})
 
-    @get("/{game_id:str}/events", operation_id="getEvents",
-         summary="The game's events, redacted for the viewer", responses=docs.PLAY)
-    async def events(self, game_id: GameId, request: Request[Any, Any, Any], games: NamedDependency[GameService],
-                     after: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
-                     limit: Annotated[int, Parameter(ge=1, le=1000)] = 500) -> s.Feed:
+    @get(
+        "/{game_id:str}/events",
+        operation_id="getEvents",
+        summary="The game's events, redacted for the viewer",
+        responses=docs.PLAY,
+    )
+    async def events(
+        self,
+        game_id: GameId,
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+        after: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=1000)] = 500,
+    ) -> s.Feed:
         token = bearer(request)
         record = await games.load(game_id)
         viewer = None if token is None else games.seat_for(record, token)
         last = min(record.version, after + limit)
-        return s.Feed(record.game_id, record.version,
-                      feed(record, viewer, after + 1, last, record.version))
+        return s.Feed(
+            record.game_id, record.version, feed(record, viewer, after + 1, last, record.version)
+        )
 
-    @get("/{game_id:str}/scores", operation_id="getScores", summary="Scores so far",
-         responses=docs.READ)
+    @get(
+        "/{game_id:str}/scores",
+        operation_id="getScores",
+        summary="Scores so far",
+        responses=docs.READ,
+    )
     async def scores(self, game_id: GameId, games: NamedDependency[GameService]) -> s.Scores:
         record = await games.load(game_id)
         hands = [
             s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)
-            for e in record.entries if isinstance(e.event, HandEnded)
+            for e in record.entries
+            if isinstance(e.event, HandEnded)
         ]
         ended = next((e.event for e in record.entries if isinstance(e.event, GameEnded)), None)
         status = record.status()
         totals = status.totals if status is not None else ()
-        return s.Scores(record.game_id, record.lobby.variant, record.version, totals, hands,
-                        ended is not None, ended.winners if ended else ())
+        return s.Scores(
+            record.game_id,
+            record.lobby.variant,
+            record.version,
+            totals,
+            hands,
+            ended is not None,
+            ended.winners if ended else (),
+        )

@@ -18,9 +18,16 @@ class OpsController(Controller):
     async def health(self) -> Health:
         return Health("ok")
 
-    @get("/ready", operation_id="ready", summary="The event store answers",
-         responses={503: ResponseSpec(Health, generate_examples=False,
-                                      description="The event store does not answer")})
+    @get(
+        "/ready",
+        operation_id="ready",
+        summary="The event store answers",
+        responses={
+            503: ResponseSpec(
+                Health, generate_examples=False, description="The event store does not answer"
+            )
+        },
+    )
     async def ready(self, store: NamedDependency[EventStore]) -> Response[Health]:
         kind = type(store).__name__
         try:
@@ -29,7 +36,8 @@ class OpsController(Controller):
             return Response(Health("unavailable", kind, str(error)), status_code=503)
         return Response(Health("ok", kind))
 
-    @get("/metrics", operation_id="metrics", summary="Prometheus metrics",
-         media_type=MediaType.TEXT)
+    @get(
+        "/metrics", operation_id="metrics", summary="Prometheus metrics", media_type=MediaType.TEXT
+    )
     async def metrics(self, metrics: NamedDependency[Metrics]) -> str:
         return metrics.render()

@@ -27,26 +27,29 @@ OPTIONS = {
 @cache
 def rules_text(variant: str) -> str:
     rules = files("service.rules")
-    return rules.joinpath(f"{variant}.md").read_text() + "\n" + rules.joinpath(
-        "common.md"
-    ).read_text()
+    return (
+        rules.joinpath(f"{variant}.md").read_text() + "\n" + rules.joinpath("common.md").read_text()
+    )
 
 
 def info(name: str) -> VariantInfo:
     decider = DECIDERS[name]
-    return VariantInfo(name, decider.min_players, decider.max_players, OPTIONS[name],
-                       rules_text(name))
+    return VariantInfo(
+        name, decider.min_players, decider.max_players, OPTIONS[name], rules_text(name)
+    )
 
 
 def known(variant: str) -> str:
     if variant not in DECIDERS:
-        raise ApiError(404, "variant_not_found",
-                       f"no variant {variant!r}; known: {', '.join(DECIDERS)}")
+        raise ApiError(
+            404, "variant_not_found", f"no variant {variant!r}; known: {', '.join(DECIDERS)}"
+        )
     return variant
 
 
-VariantPath = Parameter(description="hang-ten, tens, golf, basketball or tens-shedding",
-                        max_length=40)
+VariantPath = Parameter(
+    description="hang-ten, tens, golf, basketball or tens-shedding", max_length=40
+)
 
 
 class VariantController(Controller):
@@ -57,23 +60,37 @@ class VariantController(Controller):
     async def list_variants(self) -> list[VariantInfo]:
         return [info(name) for name in DECIDERS]
 
-    @get("/{variant:str}", operation_id="getVariant", summary="One variant and its rules",
-         responses=docs.VARIANTS)
+    @get(
+        "/{variant:str}",
+        operation_id="getVariant",
+        summary="One variant and its rules",
+        responses=docs.VARIANTS,
+    )
     async def get_variant(self, variant: str = VariantPath) -> VariantInfo:
         return info(known(variant))
 
-    @post("/{variant:str}/score", operation_id="scoreLayout", status_code=200,
-          summary="Score a layout (grid variants) or remaining cards (tens-shedding)",
-          responses=docs.VARIANTS)
-    async def score(self, data: Annotated[ScoreRequest, docs.SCORE], variant: str = VariantPath) -> Any:
+    @post(
+        "/{variant:str}/score",
+        operation_id="scoreLayout",
+        status_code=200,
+        summary="Score a layout (grid variants) or remaining cards (tens-shedding)",
+        responses=docs.VARIANTS,
+    )
+    async def score(
+        self, data: Annotated[ScoreRequest, docs.SCORE], variant: str = VariantPath
+    ) -> Any:
         decider = DECIDERS[known(variant)]
         if variant == "tens-shedding":
             if not all(isinstance(card, str) for card in data.cards):
-                raise ApiError(422, "invalid_request",
-                               "tens-shedding scores a flat list of cards: {\"cards\": [...]}")
+                raise ApiError(
+                    422,
+                    "invalid_request",
+                    'tens-shedding scores a flat list of cards: {"cards": [...]}',
+                )
             return decider.score(list(data.cards))
         rows = data.cards
         if len(rows) != 2 or not all(isinstance(row, list) for row in rows):
-            raise ApiError(422, "invalid_request",
-                           "a grid layout is two rows: {\"cards\": [[row 0], [row 1]]}")
+            raise ApiError(
+                422, "invalid_request", 'a grid layout is two rows: {"cards": [[row 0], [row 1]]}'
+            )
         return decider.score([list(row) for row in rows])

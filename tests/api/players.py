@@ -40,8 +40,9 @@ class Table:
 def open_table(
     http: httpx.Client, variant: str, seats: int, options: dict[str, Any] | None = None
 ) -> Table:
-    created = http.post("/games", json={"variant": variant, "seats": seats,
-                                        "options": options or {}})
+    created = http.post(
+        "/games", json={"variant": variant, "seats": seats, "options": options or {}}
+    )
     created.raise_for_status()
     body = created.json()
     table = Table(http, body["game_id"], body["creator_token"])
@@ -49,8 +50,9 @@ def open_table(
         claimed = http.post(f"/games/{table.game_id}/seats", json={"name": f"bot {seat}"})
         claimed.raise_for_status()
         table.tokens.append(claimed.json()["token"])
-    started = http.post(f"/games/{table.game_id}/start",
-                        headers={"Authorization": f"Bearer {table.creator}"})
+    started = http.post(
+        f"/games/{table.game_id}/start", headers={"Authorization": f"Bearer {table.creator}"}
+    )
     started.raise_for_status()
     return table
 

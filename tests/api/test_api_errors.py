@@ -41,8 +41,12 @@ BAD_ACTION_BODIES: list[tuple[str, bytes | dict[str, Any], int, str]] = [
     ("malformed JSON", b'{"type": "draw", ', 400, "malformed_request"),
     ("not JSON at all", b"\x00\xff garbage", 400, "malformed_request"),
     ("wrong type for a field", {"type": "draw", "source": 7}, 422, "invalid_request"),
-    ("unknown field", {"type": "replace", "row": 0, "col": 0, "card": "AS"}, 422,
-     "invalid_request"),
+    (
+        "unknown field",
+        {"type": "replace", "row": 0, "col": 0, "card": "AS"},
+        422,
+        "invalid_request",
+    ),
     ("unknown action type", {"type": "cheat"}, 422, "invalid_request"),
     ("missing action type", {"row": 0, "col": 0}, 422, "invalid_request"),
     ("row out of range", {"type": "setup-flip", "row": 2, "col": 0}, 422, "invalid_request"),
@@ -52,16 +56,18 @@ BAD_ACTION_BODIES: list[tuple[str, bytes | dict[str, Any], int, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("case", "body", "status", "code"), BAD_ACTION_BODIES,
-                         ids=[c[0] for c in BAD_ACTION_BODIES])
+@pytest.mark.parametrize(
+    ("case", "body", "status", "code"), BAD_ACTION_BODIES, ids=[c[0] for c in BAD_ACTION_BODIES]
+)
 def test_a_bad_action_body_is_refused_and_nothing_is_stored(
     table: Table, stored: Stored, case: str, body: Any, status: int, code: str
 ) -> None:
     seat = table.public()["status"]["to_act"][0]
     before = stored(table.game_id)
     kwargs: dict[str, Any] = {"content": body} if isinstance(body, bytes) else {"json": body}
-    response = table.http.post(f"/games/{table.game_id}/actions", headers=table.auth(seat),
-                               **kwargs)
+    response = table.http.post(
+        f"/games/{table.game_id}/actions", headers=table.auth(seat), **kwargs
+    )
     problem(response, status, code)
     assert stored(table.game_id) == before
 
@@ -90,10 +96,16 @@ def test_a_wrong_or_missing_token_is_refused(table: Table, stored: Stored) -> No
     url = f"/games/{table.game_id}/actions"
     action = {"type": "setup-flip", "row": 0, "col": 0}
     problem(table.http.post(url, json=action), 401, "token_required")
-    problem(table.http.post(url, json=action, headers={"Authorization": "Bearer nope"}), 401,
-            "invalid_token")
-    problem(table.http.post(url, json=action, headers={"Authorization": "Basic abc"}), 401,
-            "invalid_token")
+    problem(
+        table.http.post(url, json=action, headers={"Authorization": "Bearer nope"}),
+        401,
+        "invalid_token",
+    )
+    problem(
+        table.http.post(url, json=action, headers={"Authorization": "Basic abc"}),
+        401,
+        "invalid_token",
+    )
     creator = {"Authorization": f"Bearer {table.creator}"}
     problem(table.http.post(url, json=action, headers=creator), 401, "invalid_token")
     problem(table.http.get(f"/games/{table.game_id}/me"), 401, "token_required")
@@ -102,8 +114,11 @@ def test_a_wrong_or_missing_token_is_refused(table: Table, stored: Stored) -> No
 
 def test_a_token_of_another_game_holds_no_seat_here(http: httpx.Client, table: Table) -> None:
     other = open_table(http, "golf", 2, {"hands": 1})
-    response = http.post(f"/games/{table.game_id}/actions",
-                         json={"type": "setup-flip", "row": 0, "col": 0}, headers=other.auth(0))
+    response = http.post(
+        f"/games/{table.game_id}/actions",
+        json={"type": "setup-flip", "row": 0, "col": 0},
+        headers=other.auth(0),
+    )
     problem(response, 401, "invalid_token")
 
 
@@ -121,19 +136,27 @@ def test_the_lobby_refuses_what_it_must(http: httpx.Client, stored: Stored) -> N
     problem(http.post(f"/games/{game}/start", headers=creator), 409, "seats_unclaimed")
     assert http.post(f"/games/{game}/seats", json={"name": "ann", "seat": 1}).status_code == 201
     problem(http.post(f"/games/{game}/seats", json={"name": "bob", "seat": 1}), 409, "seat_taken")
-    problem(http.post(f"/games/{game}/seats", json={"name": "bob", "seat": 5}), 422,
-            "invalid_seat")
+    problem(http.post(f"/games/{game}/seats", json={"name": "bob", "seat": 5}), 422, "invalid_seat")
     problem(http.post(f"/games/{game}/seats", json={"name": ""}), 422, "invalid_request")
     seat = http.post(f"/games/{game}/seats", json={"name": "cy"}).json()
     assert seat["seat"] == 0
     problem(http.post(f"/games/{game}/seats", json={"name": "dee"}), 409, "no_free_seat")
     before = stored(game)
-    problem(http.post(f"/games/{game}/start",
-                      headers={"Authorization": f"Bearer {seat['token']}"}), 403, "not_creator")
+    problem(
+        http.post(f"/games/{game}/start", headers={"Authorization": f"Bearer {seat['token']}"}),
+        403,
+        "not_creator",
+    )
     problem(http.post(f"/games/{game}/start"), 401, "token_required")
-    problem(http.post(f"/games/{game}/actions", json={"type": "draw", "source": "stock"},
-                      headers={"Authorization": f"Bearer {seat['token']}"}), 409,
-            "game_not_started")
+    problem(
+        http.post(
+            f"/games/{game}/actions",
+            json={"type": "draw", "source": "stock"},
+            headers={"Authorization": f"Bearer {seat['token']}"},
+        ),
+        409,
+        "game_not_started",
+    )
     assert stored(game) == before
     assert http.post(f"/games/{game}/start", headers=creator).status_code == 200
     problem(http.post(f"/games/{game}/start", headers=creator), 409, "game_already_started")
@@ -149,8 +172,10 @@ def test_the_lobby_refuses_what_it_must(http: httpx.Client, stored: Stored) -> N
         ({"variant": "golf", "seats": 2, "options": {"turn_limit": 0}}, "invalid_request"),
         ({"variant": "golf", "seats": 2, "options": {"jokers": 9}}, "invalid_request"),
         ({"variant": "golf", "seats": "two"}, "invalid_request"),
-        ({"variant": "tens-shedding", "seats": 2, "options": {"grab_min": 30, "grab_max": 20}},
-         "invalid_config"),
+        (
+            {"variant": "tens-shedding", "seats": 2, "options": {"grab_min": 30, "grab_max": 20}},
+            "invalid_config",
+        ),
     ],
 )
 def test_creating_a_game_with_bad_settings_is_refused(
@@ -188,8 +213,7 @@ def test_the_same_idempotency_key_replays_the_answer_and_stores_once(
     assert again.json() | {"status": None} == first.json() | {"status": None}
     assert stored(table.game_id) == after
     other = {"type": "setup-flip", "row": 0, "col": 2}
-    problem(table.act(seat, other, **{"Idempotency-Key": "flip-1"}), 422,
-            "idempotency_key_reused")
+    problem(table.act(seat, other, **{"Idempotency-Key": "flip-1"}), 422, "idempotency_key_reused")
     assert stored(table.game_id) == after
 
 
@@ -213,7 +237,10 @@ def test_an_oversized_body_is_413(table: Table, stored: Stored) -> None:
     before = stored(table.game_id)
     seat = table.public()["status"]["to_act"][0]
     huge = b'{"type": "draw", "source": "stock", "pad": "' + b"x" * 100_000 + b'"}'
-    response = table.http.post(f"/games/{table.game_id}/actions", content=huge,
-                               headers=table.auth(seat) | {"content-type": "application/json"})
+    response = table.http.post(
+        f"/games/{table.game_id}/actions",
+        content=huge,
+        headers=table.auth(seat) | {"content-type": "application/json"},
+    )
     problem(response, 413, "body_too_large")
     assert stored(table.game_id) == before

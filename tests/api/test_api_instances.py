@@ -24,8 +24,13 @@ pytestmark = pytest.mark.api
 def second(api_settings: Settings, tmp_path: Path) -> Iterator[httpx.Client]:
     """A second instance of the service on the same database."""
     settings = Settings(
-        database_url=api_settings.database_url, data_dir=tmp_path, log_level="warning",
-        log_format="json", rate_limit_per_second=100_000.0, rate_limit_burst=100_000)
+        database_url=api_settings.database_url,
+        data_dir=tmp_path,
+        log_level="warning",
+        log_format="json",
+        rate_limit_per_second=100_000.0,
+        rate_limit_burst=100_000,
+    )
     with running_server(settings) as base, httpx.Client(base_url=base, timeout=20) as client:
         yield client
 
@@ -60,13 +65,18 @@ def test_a_seat_claimed_on_one_instance_can_act_on_another(
     created = http.post("/games", json={"variant": "basketball", "seats": 2}).json()
     game = created["game_id"]
     assert second.get(f"/games/{game}").status_code == 200  # the second instance caches it
-    tokens = [http.post(f"/games/{game}/seats", json={"name": n}).json()["token"]
-              for n in ("ann", "bob")]
-    started = second.post(f"/games/{game}/start",
-                          headers={"Authorization": f"Bearer {created['creator_token']}"})
+    tokens = [
+        http.post(f"/games/{game}/seats", json={"name": n}).json()["token"] for n in ("ann", "bob")
+    ]
+    started = second.post(
+        f"/games/{game}/start", headers={"Authorization": f"Bearer {created['creator_token']}"}
+    )
     assert started.status_code == 200, started.text
-    peek = second.post(f"/games/{game}/actions", json={"type": "peek"},
-                       headers={"Authorization": f"Bearer {tokens[1]}"})
+    peek = second.post(
+        f"/games/{game}/actions",
+        json={"type": "peek"},
+        headers={"Authorization": f"Bearer {tokens[1]}"},
+    )
     assert peek.status_code == 200, peek.text
 
 
@@ -98,7 +108,8 @@ def test_the_same_move_sent_to_two_instances_at_once_is_stored_once(
     assert len(rows) == before + codes.count(200)
     if codes[1] == 422:
         assert next(a for a in answers if a.status_code == 422).json()["code"] == (
-            "illegal_position")
+            "illegal_position"
+        )
 
 
 def test_a_keyed_retry_on_another_instance_replays_the_first_answer(

@@ -55,8 +55,9 @@ def cards_in(value: Any) -> Counter[str]:
     return found
 
 
-def live_secrets_in_feed(entries: list[dict[str, Any]], viewer: int | None,
-                         hand_live: int | None) -> list[str]:
+def live_secrets_in_feed(
+    entries: list[dict[str, Any]], viewer: int | None, hand_live: int | None
+) -> list[str]:
     """Event fields of the live hand that must be blank for this viewer."""
     bad = []
     hand = 0
@@ -68,16 +69,25 @@ def live_secrets_in_feed(entries: list[dict[str, Any]], viewer: int | None,
             continue
         if event["type"] == "hand.dealt" and event["seed"]:
             bad.append(f"v{entry['version']}: the live hand's seed")
-        if (event["type"] == "card.drawn" and event["source"] == "stock"
-                and event["seat"] != viewer and event.get("card")):
+        if (
+            event["type"] == "card.drawn"
+            and event["source"] == "stock"
+            and event["seat"] != viewer
+            and event.get("card")
+        ):
             bad.append(f"v{entry['version']}: seat {event['seat']}'s card from the stock")
         if event["type"] == "cards.peeked" and event["seat"] != viewer and event.get("cards"):
             bad.append(f"v{entry['version']}: seat {event['seat']}'s peeked cards")
     return bad
 
 
-def check_every_endpoint(http: httpx.Client, table: Table, database_url: str,
-                         last_action: httpx.Response | None, actor: int | None) -> None:
+def check_every_endpoint(
+    http: httpx.Client,
+    table: Table,
+    database_url: str,
+    last_action: httpx.Response | None,
+    actor: int | None,
+) -> None:
     decider, state = true_state(database_url, table.game_id)
     status = decider.status(state)
     live = status.phase in ("setup", "playing")

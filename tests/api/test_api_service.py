@@ -19,7 +19,9 @@ def test_the_variants_are_listed_with_player_counts_and_rules(http: httpx.Client
     assert set(variants) == {"hang-ten", "tens", "golf", "basketball", "tens-shedding"}
     assert (variants["hang-ten"]["min_players"], variants["hang-ten"]["max_players"]) == (4, 6)
     assert (variants["tens-shedding"]["min_players"], variants["tens-shedding"]["max_players"]) == (
-        2, 10)
+        2,
+        10,
+    )
     assert "block" in variants["hang-ten"]["rules"]
     assert http.get("/variants/golf").json()["name"] == "golf"
     problem(http.get("/variants/poker"), 404, "variant_not_found")
@@ -39,8 +41,9 @@ def test_the_scorer_gives_the_rulebook_totals(
     http: httpx.Client, variant: str, cards: list[list[str]], total: int
 ) -> None:
     suits = "SHDC"
-    layout = [[rank + suits[(r + c) % 4] for c, rank in enumerate(row)]
-              for r, row in enumerate(cards)]
+    layout = [
+        [rank + suits[(r + c) % 4] for c, rank in enumerate(row)] for r, row in enumerate(cards)
+    ]
     response = http.post(f"/variants/{variant}/score", json={"cards": layout})
     assert response.status_code == 200, response.text
     assert response.json()["total"] == total
@@ -59,8 +62,12 @@ def test_the_scorer_scores_basketball_groups_and_shedding_cards(http: httpx.Clie
     [
         ("golf", {"cards": ["AS", "2S"]}, 422, "invalid_request"),
         ("golf", {"cards": [["AS"], ["2S"]]}, 422, "illegal_position"),
-        ("golf", {"cards": [["XX", "2S", "3S", "4S"], ["AS", "2S", "3S", "4S"]]}, 422,
-         "invalid_request"),
+        (
+            "golf",
+            {"cards": [["XX", "2S", "3S", "4S"], ["AS", "2S", "3S", "4S"]]},
+            422,
+            "invalid_request",
+        ),
         ("tens-shedding", {"cards": [["AS"]]}, 422, "invalid_request"),
         ("tens-shedding", {"cards": ["JK"]}, 422, "card_not_available"),
         ("golf", {"layout": []}, 422, "invalid_request"),
@@ -81,15 +88,19 @@ def test_health_ready_and_metrics(http: httpx.Client) -> None:
     metrics = http.get("/metrics")
     assert metrics.headers["content-type"].startswith("text/plain")
     assert 'fairway_http_requests_total{method="GET",route="/variants",status="200"}' in (
-        metrics.text)
+        metrics.text
+    )
     assert "fairway_http_request_seconds_bucket" in metrics.text
 
 
 def test_a_request_id_is_echoed_or_made(http: httpx.Client) -> None:
-    assert http.get("/health", headers={"X-Request-ID": "abc-123"}).headers[
-        "x-request-id"] == "abc-123"
+    assert (
+        http.get("/health", headers={"X-Request-ID": "abc-123"}).headers["x-request-id"]
+        == "abc-123"
+    )
     made = http.get("/health", headers={"X-Request-ID": "bad id with spaces"}).headers[
-        "x-request-id"]
+        "x-request-id"
+    ]
     assert made != "bad id with spaces"
     assert len(made) == 32
 
@@ -97,8 +108,14 @@ def test_a_request_id_is_echoed_or_made(http: httpx.Client) -> None:
 def test_a_client_over_its_rate_limit_gets_429_with_retry_after(
     database_url: str, tmp_path: Path
 ) -> None:
-    settings = Settings(database_url=database_url, data_dir=tmp_path, log_level="warning",
-                        log_format="json", rate_limit_per_second=1.0, rate_limit_burst=3)
+    settings = Settings(
+        database_url=database_url,
+        data_dir=tmp_path,
+        log_level="warning",
+        log_format="json",
+        rate_limit_per_second=1.0,
+        rate_limit_burst=3,
+    )
     with running_server(settings) as base, httpx.Client(base_url=base) as client:
         answers = [client.get("/variants/golf") for _ in range(5)]
         assert [a.status_code for a in answers[:3]] == [200, 200, 200]

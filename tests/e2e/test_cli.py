@@ -24,13 +24,26 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*FAIRWAY, *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [*FAIRWAY, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_simulate_prints_statistics_as_json_and_is_reproducible() -> None:
-    args = ("simulate", "--variant", "golf", "--players", "3", "--games", "4", "--seed", "9",
-            "--bots", "greedy,random", "--json")
+    args = (
+        "simulate",
+        "--variant",
+        "golf",
+        "--players",
+        "3",
+        "--games",
+        "4",
+        "--seed",
+        "9",
+        "--bots",
+        "greedy,random",
+        "--json",
+    )
     first = run(*args)
     assert first.returncode == 0, first.stderr
     summary = json.loads(first.stdout)
@@ -59,8 +72,14 @@ def serving(data_dir: Path) -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env |= {"FAIRWAY_DATA_DIR": str(data_dir), "FAIRWAY_LOG_FORMAT": "json"}
-    process = subprocess.Popen([*FAIRWAY, "serve", "--port", str(port)], cwd=ROOT, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [*FAIRWAY, "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -84,23 +103,31 @@ def test_serve_runs_on_the_embedded_store_and_keeps_games_across_restarts(tmp_pa
         assert http.get("/ready").json()["store"] == "EmbeddedStore"
         created = http.post("/games", json={"variant": "basketball", "seats": 2}).json()
         game = created["game_id"]
-        tokens = [http.post(f"/games/{game}/seats", json={"name": n}).json()["token"]
-                  for n in ("ann", "bob")]
-        started = http.post(f"/games/{game}/start",
-                            headers={"Authorization": f"Bearer {created['creator_token']}"})
+        tokens = [
+            http.post(f"/games/{game}/seats", json={"name": n}).json()["token"]
+            for n in ("ann", "bob")
+        ]
+        started = http.post(
+            f"/games/{game}/start", headers={"Authorization": f"Bearer {created['creator_token']}"}
+        )
         assert started.status_code == 200
         seat = started.json()["status"]["to_act"][0]
-        acted = http.post(f"/games/{game}/actions", json={"type": "peek"},
-                          headers={"Authorization": f"Bearer {tokens[seat]}"})
+        acted = http.post(
+            f"/games/{game}/actions",
+            json={"type": "peek"},
+            headers={"Authorization": f"Bearer {tokens[seat]}"},
+        )
         assert acted.status_code == 200, acted.text
         version = acted.json()["version"]
-        before = http.get(f"/games/{game}/me",
-                          headers={"Authorization": f"Bearer {tokens[seat]}"}).json()
+        before = http.get(
+            f"/games/{game}/me", headers={"Authorization": f"Bearer {tokens[seat]}"}
+        ).json()
     assert any(tmp_path.iterdir()), "the embedded store wrote its file"
 
     with serving(tmp_path) as base, httpx.Client(base_url=base) as http:
-        after = http.get(f"/games/{game}/me",
-                         headers={"Authorization": f"Bearer {tokens[seat]}"}).json()
+        after = http.get(
+            f"/games/{game}/me", headers={"Authorization": f"Bearer {tokens[seat]}"}
+        ).json()
         assert after["version"] == version
         assert after["view"] == before["view"]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from domain.errors import RuleViolation
+
 from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS
 
 pytestmark = pytest.mark.unit
@@ -172,7 +174,10 @@ def test_the_breakdown_adds_up_and_serialises_as_json() -> None:
 
 
 def test_scoring_rejects_what_is_not_a_layout_of_cards() -> None:
-    with pytest.raises(ValueError, match="two rows"):
+    with pytest.raises(RuleViolation, match="2 rows of 4 cards") as wrong_shape:
         GOLF.score([["AS", "2S"], ["3S"]])
+    assert wrong_shape.value.code == "illegal_position"
+    with pytest.raises(RuleViolation, match="2 rows of 5 cards"):
+        TENS.score([["AS", "2S", "3S", "4S"], ["AS", "2S", "3S", "4S"]])
     with pytest.raises(ValueError, match="not cards"):
-        GOLF.score([["AS", "ZZ"], ["3S", "4S"]])
+        GOLF.score([["AS", "ZZ", "2S", "2S"], ["3S", "4S", "5S", "6S"]])

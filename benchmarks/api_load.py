@@ -1,0 +1,893 @@
+"""REST API load: bots play concurrent games over HTTP against PostgreSQL and the figures
+are printed (docs/BENCHMARKS.md, "REST API load").
+
+    uv run python benchmarks/api_load.py [--workers 2] [--games 100] [--seconds 20]
+        [--warmup 5] [--variant hang-ten] [--bot scripted|random] [--client raw|httpx]
+        [--depth 2000] [--url postgresql://postgres@127.0.0.1:5432/test] [--keep]
+
+It creates a throw-away database next to the one in --url (default: $DATABASE_URL, else
+127.0.0.1:5432 user postgres), migrates it, starts `fairway serve --workers N` on a free
+loopback port (rate limits off, log level warning), waits for /ready, then measures:
+
+1. actions: `--games` games played at once, one task per game holding every seat token on
+   its own keep-alive connection. The task tracks `status.to_act` from the action
+   responses (no GET per action) and posts one action at a time. `--bot scripted` knows a
+   few legal moves of Hang Ten and Tens (setup flips, draw from the stock, replace each
+   position in turn, so hands end by a player going out) and asks GET /me only when it does
+   not know or was refused; `--bot random` asks GET /me before every action and picks a
+   legal action at random (twice the requests). A finished game is replaced by a new one.
+   Over a fixed window after a warm-up: POST /actions per second, their p50/p90/p99
+   latency as the client sees it, errors by status.
+2. CPU: utime+stime of the server's process tree (/proc/<pid>/stat, the uvicorn supervisor
+   and its workers), of this database's PostgreSQL backends, of this load generator, and of
+   the whole machine, over the action window and then over a window in which the same
+   number of connections hammer GET /health: CPU per action vs CPU per trivial request.
+3. depth: one game driven past `--depth` events, one request at a time, its POST /actions
+   latency interleaved with actions on young games (events ~15..100), median of each.
+
+The load generator shares the machine (2 cores here), so its own CPU is printed too. The
+raw client (`--client raw`) is a minimal asyncio HTTP/1.1 client, several times cheaper per
+request than httpx, which is kept for comparison (`--client httpx`).
+
+`--py-spy PATH` records the server workers with py-spy (installed elsewhere, e.g. a
+throw-away venv: `uv venv /tmp/prof && uv pip install -p /tmp/prof/bin/python py-spy`)
+during the action window and writes one raw (collapsed) profile per worker to --profile-dir.
+`--server-path DIR` puts DIR on the server's PYTHONPATH (e.g. a venv's site-packages
+holding uvloop and httptools, which uvicorn then uses) to try a server-side change
+without touching the project's environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import resource
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import psycopg
+from psycopg import conninfo
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from events.migrate import migrate  # noqa: E402
+
+HOST = "127.0.0.1"
+TICK = os.sysconf("SC_CLK_TCK")
+
+# ---- the responses the bots read (msgspec skips every other field) ---------------------------
+
+
+class Status(msgspec.Struct):
+    phase: str
+    hand: int
+    to_act: list[int]
+
+
+class Opened(msgspec.Struct):
+    game_id: str
+    creator_token: str
+
+
+class Granted(msgspec.Struct):
+    token: str
+
+
+class Summary(msgspec.Struct):
+    version: int
+    status: Status | None
+
+
+class Result(msgspec.Struct):
+    version: int
+    status: Status | None
+
+
+class Me(msgspec.Struct):
+    version: int
+    legal_actions: list[Any]
+
+
+DECODE_OPENED = msgspec.json.Decoder(Opened).decode
+DECODE_GRANTED = msgspec.json.Decoder(Granted).decode
+DECODE_SUMMARY = msgspec.json.Decoder(Summary).decode
+DECODE_RESULT = msgspec.json.Decoder(Result).decode
+DECODE_ME = msgspec.json.Decoder(Me).decode
+ENCODE = msgspec.json.encode
+
+# ---- HTTP clients ----------------------------------------------------------------------------
+
+
+class HttpError(Exception):
+    pass
+
+
+class _Protocol(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection, one request at a time; Content-Length bodies."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
+        self.status = 0
+        self.body_at = 0
+        self.end = -1
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        if self.end < 0:
+            head_end = buffer.find(b"\r\n\r\n")
+            if head_end < 0:
+                return
+            head = bytes(buffer[:head_end]).lower()
+            self.status = int(head[9:12])
+            at = head.find(b"\r\ncontent-length:")
+            if at < 0:
+                self._fail(HttpError("response without content-length"))
+                return
+            stop = head.find(b"\r\n", at + 2)
+            length = int(head[at + 17 : stop if stop >= 0 else None])
+            self.body_at = head_end + 4
+            self.end = self.body_at + length
+        if len(buffer) >= self.end:
+            body = bytes(buffer[self.body_at : self.end])
+            del buffer[: self.end]
+            self.end = -1
+            waiter, self.waiter = self.waiter, None
+            if waiter is not None and not waiter.done():
+                waiter.set_result((self.status, body))
+
+    def _fail(self, error: Exception) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(error)
+        if self.transport is not None:
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(ConnectionError(f"connection lost: {exc}"))
+
+
+class RawClient:
+    """A connection of its own per bot: requests written as prebuilt bytes."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.proto: _Protocol | None = None
+        self.host_line = f"Host: {HOST}:{port}\r\n"
+
+    async def call(
+        self, method: str, path: str, body: bytes | None = None, token: str | None = None
+    ) -> tuple[int, bytes]:
+        proto = self.proto
+        if proto is None or proto.closed:
+            loop = asyncio.get_running_loop()
+            _, proto = await loop.create_connection(_Protocol, HOST, self.port)
+            self.proto = proto
+        head = f"{method} {path} HTTP/1.1\r\n{self.host_line}"
+        if token is not None:
+            head += f"Authorization: Bearer {token}\r\n"
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        waiter = asyncio.get_running_loop().create_future()
+        proto.waiter = waiter
+        assert proto.transport is not None
+        proto.transport.write(head.encode() + b"\r\n" + body if body else head.encode() + b"\r\n")
+        return await waiter
+
+    async def close(self) -> None:
+        if self.proto is not None and self.proto.transport is not None:
+            self.proto.transport.close()
+
+
+class HttpxClient:
+    """httpx.AsyncClient (HTTP/1.1, keep-alive), shared by every bot."""
+
+    def __init__(self, shared: Any) -> None:
+        self.http = shared
+
+    async def call(
+        self, method: str, path: str, body: bytes | None = None, token: str | None = None
+    ) -> tuple[int, bytes]:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        response = await self.http.request(method, path, content=body, headers=headers)
+        return response.status_code, response.content
+
+    async def close(self) -> None:
+        return None
+
+
+Client = RawClient | HttpxClient
+
+# ---- CPU accounting ----------------------------------------------------------------------------
+
+
+def proc_cpu(pid: int) -> float:
+    """Seconds of utime+stime of one process (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    parents[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except OSError:
+                continue
+    found, frontier = [root], [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + values[4]
+    total = sum(values[:8])
+    return (total - idle) / TICK, total / TICK
+
+
+def self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class CpuWindow:
+    """CPU seconds spent during a window by each party."""
+
+    server: float = 0.0
+    server_by_pid: dict[int, float] = field(default_factory=dict)
+    postgres: float = 0.0
+    loadgen: float = 0.0
+    machine: float = 0.0
+    machine_capacity: float = 0.0
+    wall: float = 0.0
+
+    @property
+    def other(self) -> float:
+        return max(0.0, self.machine - self.server - self.postgres - self.loadgen)
+
+
+class CpuMeter:
+    def __init__(self, server_pid: int, postgres_pids: Callable[[], list[int]]) -> None:
+        self.server_pid = server_pid
+        self.postgres_pids = postgres_pids
+
+    def snapshot(self) -> dict[str, Any]:
+        server = {pid: proc_cpu(pid) for pid in descendants(self.server_pid)}
+        pg = {pid: proc_cpu(pid) for pid in self.postgres_pids()}
+        busy, total = machine_busy()
+        return {"server": server, "pg": pg, "self": self_cpu(), "busy": busy, "total": total,
+                "wall": time.perf_counter()}
+
+    def window(self, start: dict[str, Any], end: dict[str, Any]) -> CpuWindow:
+        by_pid = {pid: cpu - start["server"].get(pid, 0.0) for pid, cpu in end["server"].items()}
+        pg = sum(cpu - start["pg"].get(pid, 0.0) for pid, cpu in end["pg"].items())
+        return CpuWindow(
+            server=sum(by_pid.values()),
+            server_by_pid=by_pid,
+            postgres=pg,
+            loadgen=end["self"] - start["self"],
+            machine=end["busy"] - start["busy"],
+            machine_capacity=end["total"] - start["total"],
+            wall=end["wall"] - start["wall"],
+        )
+
+
+# ---- the bots ------------------------------------------------------------------------------------
+
+
+def _action(body: dict[str, Any]) -> bytes:
+    return ENCODE(body)
+
+
+DRAW_STOCK = _action({"type": "draw", "source": "stock"})
+DISCARD = _action({"type": "discard"})
+SETUP = [[_action({"type": "setup-flip", "row": r, "col": c}) for c in range(5)] for r in range(2)]
+REPLACE = [[_action({"type": "replace", "row": r, "col": c}) for c in range(5)] for r in range(2)]
+# Setup flips that satisfy each variant's setup rule (rows-apart; not-adjacent).
+SETUP_PLAN = {"hang-ten": [(0, 0), (1, 1)], "tens": [(0, 0), (1, 1), (0, 2)]}
+SCRIPTED = set(SETUP_PLAN)
+
+
+@dataclass
+class Stats:
+    """Counts and latencies of requests completed inside the measured window."""
+
+    measuring: bool = False
+    actions: int = 0
+    action_latency: list[float] = field(default_factory=list)
+    action_errors: Counter[int] = field(default_factory=Counter)
+    me: int = 0
+    other: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    fallbacks: int = 0
+    games_finished: int = 0
+
+
+@dataclass
+class Table:
+    game_id: str
+    creator: str
+    tokens: list[str]
+    status: Status
+    version: int
+
+
+async def open_table(
+    client: Client, variant: str, seats: int, options: dict[str, Any], stats: Stats | None
+) -> Table:
+    def count() -> None:
+        if stats is not None and stats.measuring:
+            stats.other += 1
+
+    code, body = await client.call(
+        "POST", "/games", ENCODE({"variant": variant, "seats": seats, "options": options})
+    )
+    count()
+    if code != 201:
+        raise HttpError(f"POST /games: {code} {body[:300]!r}")
+    opened = DECODE_OPENED(body)
+    tokens = []
+    for seat in range(seats):
+        code, body = await client.call(
+            "POST", f"/games/{opened.game_id}/seats", ENCODE({"name": f"bot {seat}"})
+        )
+        count()
+        if code != 201:
+            raise HttpError(f"POST seats: {code} {body[:300]!r}")
+        tokens.append(DECODE_GRANTED(body).token)
+    code, body = await client.call(
+        "POST", f"/games/{opened.game_id}/start", b"", token=opened.creator_token
+    )
+    count()
+    if code != 200:
+        raise HttpError(f"POST start: {code} {body[:300]!r}")
+    summary = DECODE_SUMMARY(body)
+    assert summary.status is not None
+    return Table(opened.game_id, opened.creator_token, tokens, summary.status, summary.version)
+
+
+class Bot:
+    """Plays one table: picks a seat from `status.to_act`, an action, posts it."""
+
+    def __init__(self, variant: str, kind: str, rng: random.Random) -> None:
+        self.variant = variant
+        self.scripted = kind == "scripted" and variant in SCRIPTED
+        self.rng = rng
+        self.hand = -1
+        self.setups: list[int] = []
+        self.drawn: list[bool] = []
+        self.cursor: list[int] = []
+        self.unknown: set[int] = set()
+
+    def reset(self, table: Table) -> None:
+        seats = len(table.tokens)
+        self.hand = table.status.hand
+        self.setups = [0] * seats
+        self.drawn = [False] * seats
+        self.cursor = [self.rng.randrange(10) for _ in range(seats)]
+        self.unknown = set()
+
+    def guess(self, seat: int, status: Status) -> bytes | None:
+        """An action this seat may take now, or None: ask GET /me."""
+        if not self.scripted or seat in self.unknown:
+            return None
+        if status.phase == "setup":
+            plan = SETUP_PLAN[self.variant]
+            done = self.setups[seat]
+            return SETUP[plan[done][0]][plan[done][1]] if done < len(plan) else None
+        if status.phase == "playing":
+            if not self.drawn[seat]:
+                return DRAW_STOCK
+            at = self.cursor[seat] % 10
+            return REPLACE[at // 5][at % 5]
+        return None
+
+    def done(self, seat: int, action: bytes) -> None:
+        """The action was accepted: track what this seat did this hand."""
+        if action is DRAW_STOCK or action.startswith(b'{"type":"draw"'):
+            self.drawn[seat] = True
+        elif action.startswith((b'{"type":"replace"', b'{"type":"discard"')):
+            self.drawn[seat] = False
+            self.cursor[seat] += 1
+        elif action.startswith(b'{"type":"setup-flip"'):
+            self.setups[seat] += 1
+
+
+async def act_once(
+    client: Client, table: Table, bot: Bot, stats: Stats, always_me: bool
+) -> None:
+    """One action on `table` by a seat whose turn it is (updates `table.status`)."""
+    status = table.status
+    if status.hand != bot.hand:
+        bot.reset(table)
+    seat = status.to_act[0] if len(status.to_act) == 1 else bot.rng.choice(status.to_act)
+    token = table.tokens[seat]
+    action = None if always_me else bot.guess(seat, status)
+    if action is None:
+        code, body = await client.call("GET", f"/games/{table.game_id}/me", token=token)
+        if stats.measuring:
+            stats.me += 1
+        if code != 200:
+            stats.failures[f"GET /me {code}"] += 1
+            return
+        legal = DECODE_ME(body).legal_actions
+        if not legal:  # the status moved on meanwhile (cannot happen with one bot per game)
+            stats.failures["no legal action"] += 1
+            return
+        action = ENCODE(bot.rng.choice(legal))
+        if not always_me:
+            stats.fallbacks += 1
+    started = time.perf_counter()
+    code, body = await client.call("POST", f"/games/{table.game_id}/actions", action, token)
+    elapsed = time.perf_counter() - started
+    if stats.measuring:
+        if code == 200:
+            stats.actions += 1
+            stats.action_latency.append(elapsed)
+        else:
+            stats.action_errors[code] += 1
+    if code == 200:
+        result = DECODE_RESULT(body)
+        assert result.status is not None
+        table.status, table.version = result.status, result.version
+        bot.done(seat, action)
+        bot.unknown.discard(seat)
+    else:
+        # Refused (e.g. the script's guess was not legal): ask /me for this seat next time.
+        bot.unknown.add(seat)
+        if code >= 500 or code not in (409, 422):
+            stats.failures[f"POST /actions {code}: {body[:200]!r}"] += 1
+
+
+async def play(
+    client: Client, args: argparse.Namespace, stats: Stats, stop: asyncio.Event, seed: int
+) -> None:
+    rng = random.Random(seed)
+    options = game_options(args)
+    table: Table | None = None
+    bot = Bot(args.variant, args.bot, rng)
+    while not stop.is_set():
+        try:
+            if table is None or table.status.phase == "game_over":
+                if table is not None and stats.measuring:
+                    stats.games_finished += 1
+                table = await open_table(client, args.variant, args.seats, options, stats)
+                bot.hand = -1
+            await act_once(client, table, bot, stats, args.bot == "random")
+        except (OSError, HttpError, msgspec.DecodeError) as error:
+            stats.failures[type(error).__name__ + ": " + str(error)[:120]] += 1
+            await asyncio.sleep(0.05)
+
+
+def game_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if args.hands:
+        options["hands"] = args.hands
+    if args.turn_limit:
+        options["turn_limit"] = args.turn_limit
+    return options
+
+
+# ---- the phases ----------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(p / 100 * len(sorted_values) + 0.5) - 1))
+    return sorted_values[index]
+
+
+async def timed_window(
+    tasks: list[Awaitable[None]],
+    stats: Stats,
+    stop: asyncio.Event,
+    meter: CpuMeter,
+    warmup: float,
+    seconds: float,
+) -> CpuWindow:
+    running = [asyncio.ensure_future(t) for t in tasks]
+    try:
+        await asyncio.sleep(warmup)
+        stats.measuring = True
+        start = meter.snapshot()
+        await asyncio.sleep(seconds)
+        end = meter.snapshot()
+        stats.measuring = False
+    finally:
+        stop.set()
+        await asyncio.wait(running, timeout=30)
+        for task in running:
+            task.cancel()
+    for task in running:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    return meter.window(start, end)
+
+
+async def action_phase(
+    args: argparse.Namespace, clients: list[Client], meter: CpuMeter
+) -> tuple[Stats, CpuWindow]:
+    stats = Stats()
+    stop = asyncio.Event()
+    tasks = [play(c, args, stats, stop, seed=i) for i, c in enumerate(clients)]
+    window = await timed_window(tasks, stats, stop, meter, args.warmup, args.seconds)
+    return stats, window
+
+
+async def echo_phase(
+    args: argparse.Namespace, clients: list[Client], meter: CpuMeter
+) -> tuple[Stats, CpuWindow]:
+    stats = Stats()
+    stop = asyncio.Event()
+
+    async def hammer(client: Client) -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            code, _ = await client.call("GET", "/health")
+            elapsed = time.perf_counter() - started
+            if stats.measuring:
+                if code == 200:
+                    stats.actions += 1
+                    stats.action_latency.append(elapsed)
+                else:
+                    stats.action_errors[code] += 1
+
+    tasks = [hammer(c) for c in clients]
+    window = await timed_window(tasks, stats, stop, meter, min(args.warmup, 3), args.seconds)
+    return stats, window
+
+
+@dataclass
+class Depth:
+    young: list[float]
+    deep: list[float]
+    deep_versions: tuple[int, int]
+    young_versions: tuple[int, int]
+    seconds_to_depth: float
+
+
+async def depth_phase(args: argparse.Namespace, client: Client) -> Depth:
+    """One game past `--depth` events; its latency interleaved with young games'."""
+    options = {"hands": 100} | ({"turn_limit": args.turn_limit} if args.turn_limit else {})
+    variant = args.variant if args.variant in SCRIPTED else "hang-ten"
+    stats = Stats()
+    rng = random.Random(7)
+
+    async def fresh() -> tuple[Table, Bot]:
+        table = await open_table(client, variant, args.seats, options, None)
+        return table, Bot(variant, "scripted", rng)
+
+    deep, deep_bot = await fresh()
+    started = time.perf_counter()
+    while deep.version < args.depth:
+        await act_once(client, deep, deep_bot, stats, False)
+        if deep.status.phase == "game_over":
+            raise RuntimeError(f"the deep game ended at version {deep.version}; raise --depth's"
+                               " hands or lower --depth")
+    to_depth = time.perf_counter() - started
+    young, young_bot = await fresh()
+    young_times: list[float] = []
+    deep_times: list[float] = []
+    deep_first = deep.version
+    young_seen: list[int] = []
+    stats.measuring = True
+    while len(deep_times) < args.depth_samples or len(young_times) < args.depth_samples:
+        if len(deep_times) < args.depth_samples:
+            before = len(stats.action_latency)
+            await act_once(client, deep, deep_bot, stats, False)
+            deep_times += stats.action_latency[before:]
+        while young.version < 15:  # past the deal and the setup flips
+            await act_once(client, young, young_bot, Stats(), False)
+        if young.version > 100 or young.status.phase == "game_over":
+            young, young_bot = await fresh()
+            continue
+        if len(young_times) < args.depth_samples:
+            young_seen.append(young.version)
+            before = len(stats.action_latency)
+            await act_once(client, young, young_bot, stats, False)
+            young_times += stats.action_latency[before:]
+    if stats.failures or stats.action_errors:
+        print(f"  depth: failures {dict(stats.failures)}, errors {dict(stats.action_errors)}")
+    return Depth(young_times, deep_times, (deep_first, deep.version),
+                 (min(young_seen), max(young_seen)), to_depth)
+
+
+# ---- setup: database, server -------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(args: argparse.Namespace, url: str, port: int) -> subprocess.Popen[bytes]:
+    env = os.environ | {
+        "DATABASE_URL": url,
+        "FAIRWAY_LOG_LEVEL": "warning",
+        "FAIRWAY_RATE_LIMIT_PER_SECOND": "1e9",
+        "FAIRWAY_RATE_LIMIT_BURST": "1000000000",
+        "FAIRWAY_POOL_SIZE": str(args.pool_size),
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (args.server_path, str(ROOT), os.environ.get("PYTHONPATH")) if p
+        ),
+    }
+    command = [sys.executable, "-m", "service.cli", "serve", "--host", HOST,
+               "--port", str(port), "--workers", str(args.workers)]
+    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL if not args.verbose else None)
+
+
+async def wait_ready(port: int, server: subprocess.Popen[bytes], workers: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"fairway serve exited with {server.returncode}")
+        with contextlib.suppress(OSError, HttpError):
+            client = RawClient(port)
+            code, _ = await client.call("GET", "/ready")
+            await client.close()
+            # every worker is up once the tree holds them all (supervisor + workers)
+            if code == 200 and (workers == 1 or len(descendants(server.pid)) > workers):
+                return
+        await asyncio.sleep(0.2)
+    raise RuntimeError("fairway serve did not become ready in 60 s")
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def postgres_pids(url: str) -> Callable[[], list[int]]:
+    """This database's backends, plus the server's background writers (WAL, checkpoints)."""
+    name = conninfo.conninfo_to_dict(url)["dbname"]
+
+    def pids() -> list[int]:
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE (datname = %s AND pid <>"
+                " pg_backend_pid()) OR backend_type IN ('walwriter', 'checkpointer',"
+                " 'background writer')", (name,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    return pids
+
+
+class PySpy:
+    """py-spy record of each server worker during the action window (optional)."""
+
+    def __init__(self, exe: str | None, out_dir: Path, seconds: float) -> None:
+        self.exe, self.out_dir, self.seconds = exe, out_dir, seconds
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, pids: list[int]) -> None:
+        if not self.exe:
+            return
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        for pid in pids:
+            out = self.out_dir / f"worker-{pid}.txt"
+            self.procs.append(subprocess.Popen(
+                [self.exe, "record", "--pid", str(pid), "--duration", str(int(self.seconds)),
+                 "--rate", "200", "--format", "raw", "--nonblocking", "-o", str(out)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def wait(self) -> None:
+        for proc in self.procs:
+            proc.wait(timeout=self.seconds + 60)
+
+
+# ---- report --------------------------------------------------------------------------------------
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def report_window(label: str, stats: Stats, cpu: CpuWindow, unit: str) -> float:
+    lat = sorted(stats.action_latency)
+    rate = stats.actions / cpu.wall
+    per = cpu.server / stats.actions if stats.actions else float("nan")
+    print(f"{label}: {stats.actions:,} {unit} in {cpu.wall:.1f} s = {rate:,.0f}/s")
+    if lat:
+        print(f"  latency p50 {ms(percentile(lat, 50))}, p90 {ms(percentile(lat, 90))},"
+              f" p99 {ms(percentile(lat, 99))}, max {ms(lat[-1])}")
+    errors = sum(stats.action_errors.values())
+    print(f"  errors: {errors} {dict(stats.action_errors) if errors else ''}"
+          f"{'; failures ' + str(dict(stats.failures)) if stats.failures else ''}")
+    if stats.me or stats.other or stats.fallbacks:
+        print(f"  other requests in the window: GET /me {stats.me:,}, lobby {stats.other:,};"
+              f" games finished {stats.games_finished}; /me fallbacks (whole run)"
+              f" {stats.fallbacks}")
+    cores = cpu.machine_capacity / cpu.wall
+    print(f"  CPU over the window (of {cores:.0f} cores = {cpu.machine_capacity:.1f} s):"
+          f" server {cpu.server:.1f} s ({cpu.server / cpu.wall:.0%} of a core;"
+          f" per process {', '.join(f'{v:.1f}' for v in cpu.server_by_pid.values() if v)}),"
+          f" PostgreSQL {cpu.postgres:.1f} s, load generator {cpu.loadgen:.1f} s,"
+          f" anything else {cpu.other:.1f} s; machine busy {cpu.machine / cpu.machine_capacity:.0%}")
+    print(f"  server CPU per {unit[:-1]}: {per * 1e6:,.0f} us"
+          f" (PostgreSQL {cpu.postgres / max(1, stats.actions) * 1e6:,.0f} us,"
+          f" load generator {cpu.loadgen / max(1, stats.actions) * 1e6:,.0f} us)")
+    return per
+
+
+async def run(args: argparse.Namespace) -> None:
+    name = f"fairway_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(args.url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"'.encode())
+    url = conninfo.make_conninfo(args.url, dbname=name)
+    server: subprocess.Popen[bytes] | None = None
+    try:
+        migrate(url)
+        port = free_port()
+        server = start_server(args, url, port)
+        await wait_ready(port, server, args.workers)
+        meter = CpuMeter(server.pid, postgres_pids(url))
+        workers = [p for p in descendants(server.pid) if p != server.pid] or [server.pid]
+        if args.workers > 1:  # the multiprocessing helpers are no workers
+            workers = [p for p in workers if len(descendants(p)) == 1][-args.workers:]
+        with psycopg.connect(url) as conn:
+            pg = conn.execute("SHOW server_version").fetchone()
+        print(f"Fairway REST API load: {os.cpu_count()} CPUs, Python {sys.version.split()[0]},"
+              f" PostgreSQL {pg[0] if pg else '?'}, database {name}")
+        print(f"server: fairway serve --workers {args.workers} (pids {server.pid}, workers"
+              f" {workers}), pool {args.pool_size}/worker"
+              f"{', PYTHONPATH+=' + args.server_path if args.server_path else ''}")
+        print(f"load: {args.games} games at once, variant {args.variant}, {args.seats} seats,"
+              f" bot {args.bot}, client {args.client}; warm-up {args.warmup:.0f} s,"
+              f" window {args.seconds:.0f} s\n")
+
+        shared = None
+        if args.client == "httpx":
+            import httpx
+
+            shared = httpx.AsyncClient(
+                base_url=f"http://{HOST}:{port}",
+                limits=httpx.Limits(max_connections=args.games,
+                                    max_keepalive_connections=args.games),
+                timeout=60,
+            )
+            clients: list[Client] = [HttpxClient(shared) for _ in range(args.games)]
+        else:
+            clients = [RawClient(port) for _ in range(args.games)]
+
+        results: dict[str, float] = {}
+        if not args.skip_load:
+            spy = PySpy(args.py_spy, Path(args.profile_dir), args.seconds)
+            loop = asyncio.get_running_loop()
+            loop.call_later(args.warmup, spy.start, workers)
+            stats, cpu = await action_phase(args, clients, meter)
+            spy.wait()
+            results["action_cpu"] = report_window("POST /actions", stats, cpu, "actions")
+            lat = sorted(stats.action_latency)
+            results["rate"] = stats.actions / cpu.wall
+            results["p99"] = percentile(lat, 99)
+            results["errors"] = sum(stats.action_errors.values()) + sum(stats.failures.values())
+            if args.py_spy:
+                print(f"  py-spy profiles: {args.profile_dir}/worker-<pid>.txt")
+            print()
+            stats, cpu = await echo_phase(args, clients, meter)
+            results["echo_cpu"] = report_window("GET /health", stats, cpu, "requests")
+            print()
+        if args.depth:
+            client: Client = RawClient(port) if args.client == "raw" else clients[0]
+            depth = await depth_phase(args, client)
+            young, deep = statistics.median(depth.young), statistics.median(depth.deep)
+            results["depth_ratio"] = deep / young
+            print(f"depth: one game driven to version {depth.deep_versions[0]:,}"
+                  f" in {depth.seconds_to_depth:.1f} s, then {len(depth.deep)} actions interleaved"
+                  f" with {len(depth.young)} on young games, one request at a time")
+            print(f"  POST /actions median: events {depth.young_versions[0]}.."
+                  f"{depth.young_versions[1]} {ms(young)}; events {depth.deep_versions[0]:,}.."
+                  f"{depth.deep_versions[1]:,} {ms(deep)}; ratio {deep / young:.2f}"
+                  f" (p90 {ms(percentile(sorted(depth.young), 90))} vs"
+                  f" {ms(percentile(sorted(depth.deep), 90))})\n")
+        for c in clients:
+            await c.close()
+        if shared is not None:
+            await shared.aclose()
+
+        print("summary (targets from the issue):")
+        if "rate" in results:
+            ok = results["rate"] >= 2000 and results["p99"] <= 0.050
+            print(f"  {results['rate']:,.0f} actions/s, p99 {ms(results['p99'])}"
+                  f" (target >= 2,000/s with p99 <= 50 ms): {'met' if ok else 'NOT met'};"
+                  f" errors {results['errors']}")
+            ratio = results["action_cpu"] / results["echo_cpu"]
+            print(f"  server CPU per action {results['action_cpu'] * 1e6:,.0f} us vs per GET"
+                  f" /health {results['echo_cpu'] * 1e6:,.0f} us = {ratio:.1f}x (target <= 4x):"
+                  f" {'met' if ratio <= 4 else 'NOT met'}")
+        if "depth_ratio" in results:
+            r = results["depth_ratio"]
+            print(f"  latency at event {args.depth:,} / at event ~20 = {r:.2f} (target <= 1.2):"
+                  f" {'met' if r <= 1.2 else 'NOT met'}")
+    finally:
+        if server is not None:
+            stop_server(server)
+        if not args.keep:
+            with psycopg.connect(args.url, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--url", default=default, help="any database on the server to use")
+    parser.add_argument("--workers", type=int, default=2, help="fairway serve --workers")
+    parser.add_argument("--games", type=int, default=100, help="games (connections) at once")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured window")
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--variant", default="hang-ten",
+                        choices=["hang-ten", "tens", "golf", "basketball", "tens-shedding"])
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--hands", type=int, default=None, help="game option `hands`")
+    parser.add_argument("--turn-limit", type=int, default=None, help="game option `turn_limit`")
+    parser.add_argument("--bot", choices=["scripted", "random"], default="scripted",
+                        help="scripted: GET /me only when unsure (Hang Ten, Tens);"
+                        " random: GET /me before every action")
+    parser.add_argument("--client", choices=["raw", "httpx"], default="raw")
+    parser.add_argument("--pool-size", type=int, default=10, help="FAIRWAY_POOL_SIZE")
+    parser.add_argument("--depth", type=int, default=2000, help="0 skips the depth phase")
+    parser.add_argument("--depth-samples", type=int, default=200)
+    parser.add_argument("--skip-load", action="store_true", help="only the depth phase")
+    parser.add_argument("--py-spy", default=None, help="py-spy executable: profile the workers")
+    parser.add_argument("--profile-dir", default="/tmp/fairway-api-load")
+    parser.add_argument("--server-path", default=None,
+                        help="prepend to the server's PYTHONPATH (e.g. uvloop + httptools)")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    parser.add_argument("--verbose", action="store_true", help="show the server's stdout")
+    args = parser.parse_args()
+    if args.variant not in SCRIPTED and args.bot == "scripted":
+        print(f"note: no script for {args.variant}; every action asks GET /me first")
+    asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
