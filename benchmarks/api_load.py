@@ -179,14 +179,17 @@ class RawClient:
         self.proto: _Protocol | None = None
         self.host_line = f"Host: {HOST}:{port}\r\n"
 
+    async def connect(self) -> _Protocol:
+        _, proto = await asyncio.get_running_loop().create_connection(_Protocol, HOST, self.port)
+        self.proto = proto
+        return proto
+
     async def call(
         self, method: str, path: str, body: bytes | None = None, token: str | None = None
     ) -> tuple[int, bytes]:
         proto = self.proto
         if proto is None or proto.closed:
-            loop = asyncio.get_running_loop()
-            _, proto = await loop.create_connection(_Protocol, HOST, self.port)
-            self.proto = proto
+            proto = await self.connect()
         head = f"{method} {path} HTTP/1.1\r\n{self.host_line}"
         if token is not None:
             head += f"Authorization: Bearer {token}\r\n"
@@ -255,6 +258,28 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+def connections_per_worker(workers: list[int], port: int) -> dict[int, int]:
+    """Established connections to `port` that each worker holds (its fds vs /proc/net/tcp)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                if int(cols[1].rsplit(":", 1)[1], 16) == port and cols[3] == "01":
+                    inodes.add(cols[9])
+    held = {}
+    for pid in workers:
+        count = 0
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if link.startswith("socket:[") and link[8:-1] in inodes:
+                        count += 1
+        held[pid] = count
+    return held
+
+
 def machine_busy() -> tuple[float, float]:
     """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
     with open("/proc/stat") as f:
@@ -310,6 +335,20 @@ class CpuMeter:
             machine_capacity=end["total"] - start["total"],
             wall=end["wall"] - start["wall"],
         )
+
+
+async def wait_quiet(limit: float, threshold: float = 0.25) -> float:
+    """Wait (at most `limit` s) until the machine was under `threshold` busy for 2 s; returns
+    the busy fraction of the last 2 s seen (other people's work skews every figure here)."""
+    deadline = time.monotonic() + limit
+    while True:
+        busy0, total0 = machine_busy()
+        await asyncio.sleep(2)
+        busy1, total1 = machine_busy()
+        busy = (busy1 - busy0) / max(1e-9, total1 - total0)
+        if busy < threshold or time.monotonic() >= deadline:
+            return busy
+        print(f"  (machine {busy:.0%} busy before the phase; waiting)")
 
 
 # ---- the bots ------------------------------------------------------------------------------------
@@ -798,11 +837,22 @@ async def run(args: argparse.Namespace) -> None:
         else:
             clients = [RawClient(port) for _ in range(args.games)]
 
+        if args.client == "raw":
+            # One at a time, each with a first request: the workers share one listening
+            # socket, and a burst of connects is accepted by whichever worker wakes first.
+            for c in clients:
+                assert isinstance(c, RawClient)
+                await c.call("GET", "/health")
+                if args.connect_gap:
+                    await asyncio.sleep(args.connect_gap / 1000)
+            held = connections_per_worker(workers, port)
+            print(f"connections per worker: {held}")
         results: dict[str, float] = {}
         if not args.skip_load:
             spy = PySpy(args.py_spy, Path(args.profile_dir), args.seconds)
-            loop = asyncio.get_running_loop()
-            loop.call_later(args.warmup, spy.start, workers)
+            if args.quiet_wait:
+                await wait_quiet(args.quiet_wait)
+            asyncio.get_running_loop().call_later(args.warmup, spy.start, workers)
             stats, cpu = await action_phase(args, clients, meter)
             spy.wait()
             results["action_cpu"] = report_window("POST /actions", stats, cpu, "actions")
@@ -813,11 +863,15 @@ async def run(args: argparse.Namespace) -> None:
             if args.py_spy:
                 print(f"  py-spy profiles: {args.profile_dir}/worker-<pid>.txt")
             print()
+            if args.quiet_wait:
+                await wait_quiet(args.quiet_wait)
             stats, cpu = await echo_phase(args, clients, meter)
             results["echo_cpu"] = report_window("GET /health", stats, cpu, "requests")
             print()
         if args.depth:
             client: Client = RawClient(port) if args.client == "raw" else clients[0]
+            if args.quiet_wait:
+                await wait_quiet(args.quiet_wait)
             depth = await depth_phase(args, client)
             young, deep = statistics.median(depth.young), statistics.median(depth.deep)
             results["depth_ratio"] = deep / young
@@ -881,6 +935,11 @@ def main() -> None:
     parser.add_argument("--profile-dir", default="/tmp/fairway-api-load")
     parser.add_argument("--server-path", default=None,
                         help="prepend to the server's PYTHONPATH (e.g. uvloop + httptools)")
+    parser.add_argument("--connect-gap", type=float, default=0.0,
+                        help="ms between opening the bots' connections")
+    parser.add_argument("--quiet-wait", type=float, default=0.0,
+                        help="before each phase, wait up to this many s for the machine to be"
+                        " idle (shared machines)")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     parser.add_argument("--verbose", action="store_true", help="show the server's stdout")
     args = parser.parse_args()

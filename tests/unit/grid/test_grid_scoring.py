@@ -6,7 +6,6 @@ import msgspec
 import pytest
 
 from domain.errors import RuleViolation
-
 from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS
 
 pytestmark = pytest.mark.unit
