@@ -1,13 +1,14 @@
 """Event store benchmark: prints figures (docs/EVENT_STORE.md, "Figures").
 
     uv run python benchmarks/store_bench.py [--url postgresql://postgres@127.0.0.1:5432/test]
-        [--seconds 5] [--writers 1,8] [--keep]
+        [--seconds 4] [--rounds 5] [--writers 1,8] [--quiet-wait 60] [--keep]
 
 It creates a throw-away database next to the one in --url (default: $DATABASE_URL, else
 127.0.0.1:5432 user postgres), migrates it, and measures in the same run:
 
 - raw: one-row locked inserts (BEGIN; advisory lock; INSERT; COMMIT) into the same `events`
-  table, by pgbench (prepared, C client) and by psycopg (the store's own client stack);
+  table, by pgbench (prepared, C client) and by psycopg (the store's own client stack, one
+  statement per round trip, and pipelined);
 - the store: `append` of one event per transaction, each writer on its own stream;
 - reading one 2,000-event stream, and catching up the whole feed from the start;
 - the embedded store, for comparison.
@@ -52,6 +53,13 @@ SELECT pg_advisory_xact_lock(hashtextextended({PGBENCH_STREAM}, 0));
 {RAW_INSERT.format(stream=PGBENCH_STREAM, version=":v")};
 COMMIT;
 """
+# the store's SQL path from the same C client: what the server side of an append costs
+RAW_DATA = '{"type":"hand.ended","hand":1,"reason":"out","seed":"00","scores":[1,2],"totals":[1,2]}'
+PGBENCH_FUNCTION = (
+    "\\set v :v + 1\n"
+    "SELECT * FROM fairway_append('fn-pgbench-' || :run || '-' || :client_id, :v - 1,"
+    f" gen_random_uuid(), 'hand.ended', 1, '{RAW_DATA}', '{{\"seat\":0}}');\n"
+)
 
 
 def event(i: int) -> NewEvent:
@@ -60,6 +68,30 @@ def event(i: int) -> NewEvent:
         HandEnded(hand=1, reason="out", seed="00", scores=(1, 2), totals=(1, 2)),
         {"seat": i % 4},
     )
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU jiffies of the whole machine so far (Linux); (0, 0) elsewhere."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [float(x) for x in stat.readline().split()[1:]]
+    except OSError:
+        return 0.0, 0.0
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+async def wait_quiet(limit: float, threshold: float = 0.25) -> float:
+    """Wait (at most `limit` s) until the machine was under `threshold` busy for 2 s; the
+    busy share seen last. Other people's work on a shared machine skews every figure."""
+    deadline = time.monotonic() + limit
+    while True:
+        busy0, total0 = machine_busy()
+        await asyncio.sleep(2)
+        busy1, total1 = machine_busy()
+        busy = (busy1 - busy0) / max(1e-9, total1 - total0)
+        if busy < threshold or time.monotonic() >= deadline:
+            return busy
 
 
 async def run_for(seconds: float, writers: int, one: Callable[[int], Awaitable[None]]) -> float:
@@ -77,10 +109,10 @@ async def run_for(seconds: float, writers: int, one: Callable[[int], Awaitable[N
     return sum(counts) / (time.perf_counter() - started)
 
 
-def pgbench(url: str, clients: int, seconds: float) -> float:
+def pgbench(url: str, clients: int, seconds: float, text: str = PGBENCH_SCRIPT) -> float:
     exe = shutil.which("pgbench") or "/usr/lib/postgresql/15/bin/pgbench"
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-        script.write(PGBENCH_SCRIPT)
+        script.write(text)
     try:
         clients_ = ["-c", str(clients), "-j", str(clients)]
         run = ["-T", str(int(seconds)), "-D", "v=0", "-D", f"run={secrets.token_hex(4)}"]
@@ -166,13 +198,60 @@ async def read_figures(store: EventStore) -> tuple[float, float, int]:
     return read_ms, rate, total
 
 
+LABELS = {
+    "pgbench": "raw locked insert, pgbench -M prepared",
+    "function": "fairway_append, pgbench -M prepared",
+    "raw": "raw locked insert, psycopg",
+    "pipe": "raw locked insert, psycopg pipelined",
+    "store": "store append",
+}
+
+
+async def compare_appends(
+    url: str, store: EventStore, writers: int, args: argparse.Namespace
+) -> None:
+    """Rounds of: pgbench and the store back to back (alternating which goes first, so each
+    pair sees about the same load; the ratio is taken per pair), then the psycopg raws."""
+    runs: dict[str, list[float]] = {key: [] for key in LABELS}
+    for round_ in range(args.rounds):
+        busy = await wait_quiet(args.quiet_wait)
+        print(f"  (round {round_ + 1} starts with the machine {busy:.0%} busy)")
+        for kind in ("pgbench", "store")[:: 1 if round_ % 2 == 0 else -1]:
+            if kind == "pgbench":
+                runs["pgbench"].append(pgbench(url, writers, args.seconds))
+            else:
+                runs["store"].append(await store_appends(store, writers, args.seconds))
+        runs["function"].append(pgbench(url, writers, args.seconds, PGBENCH_FUNCTION))
+        runs["raw"].append(await psycopg_raw(url, writers, args.seconds, False))
+        runs["pipe"].append(await psycopg_raw(url, writers, args.seconds, True))
+
+    median = {key: statistics.median(values) for key, values in runs.items()}
+    print(f"{writers} writer(s), median of {args.rounds} rounds (each round):")
+    for key, label in LABELS.items():
+        each = ", ".join(f"{r:.0f}" for r in runs[key])
+        print(f"  {label:<40} {median[key]:7.0f}/s  ({each})")
+    ratios = [ours / raw for ours, raw in zip(runs["store"], runs["pgbench"], strict=True)]
+    print(
+        f"  store / pgbench: {statistics.median(ratios):.0%} median of the rounds"
+        f" ({', '.join(f'{r:.0%}' for r in ratios)})"
+    )
+    print(
+        f"  store / psycopg: {median['store'] / median['raw']:.0%},"
+        f" store / psycopg pipelined: {median['store'] / median['pipe']:.0%},"
+        f" fairway_append / raw, both by pgbench: {median['function'] / median['pgbench']:.0%}"
+    )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--url", default=default, help="any database on the server to use")
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--writers", default="1,8")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--quiet-wait", type=float, default=60.0, help="wait up to this long for a quiet machine"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     args = parser.parse_args()
     writer_counts = [int(w) for w in args.writers.split(",")]
@@ -190,30 +269,7 @@ async def main() -> None:
         size = max(writer_counts) + 2
         async with await open_store(url, ".", pool_min_size=size, pool_max_size=size) as store:
             for writers in writer_counts:
-                runs: dict[str, list[float]] = {k: [] for k in ("pgbench", "raw", "pipe", "store")}
-                for _ in range(args.rounds):  # interleaved: the machine's load drifts
-                    runs["pgbench"].append(pgbench(url, writers, args.seconds))
-                    runs["raw"].append(await psycopg_raw(url, writers, args.seconds, False))
-                    runs["pipe"].append(await psycopg_raw(url, writers, args.seconds, True))
-                    runs["store"].append(await store_appends(store, writers, args.seconds))
-                pg, raw, pipe, ours = (statistics.median(runs[k]) for k in runs)
-                print(f"{writers} writer(s), median of {args.rounds} interleaved runs (all runs):")
-                labels = {
-                    "pgbench": "raw locked insert, pgbench -M prepared",
-                    "raw": "raw locked insert, psycopg",
-                    "pipe": "raw locked insert, psycopg pipelined",
-                    "store": "store append",
-                }
-                for key, label in labels.items():
-                    each = ", ".join(f"{r:.0f}" for r in runs[key])
-                    print(f"  {label:<40} {statistics.median(runs[key]):7.0f}/s  ({each})")
-                ratios = [s / p for s, p in zip(runs["store"], runs["pgbench"], strict=True)]
-                print(
-                    f"  store / pgbench {ours / pg:.0%} (per round:"
-                    f" {', '.join(f'{r:.0%}' for r in ratios)}),"
-                    f" store / psycopg {ours / raw:.0%},"
-                    f" store / psycopg pipelined {ours / pipe:.0%}"
-                )
+                await compare_appends(url, store, writers, args)
             read_ms, rate, total = await read_figures(store)
             print(f"\nread a 2,000-event stream: {read_ms:.2f} ms (median of 12)")
             print(f"feed catch-up: {rate:,.0f} events/s over {total:,} events")

@@ -66,7 +66,8 @@ class UpcasterRegistry:
 
 
 UPCASTERS: Final = UpcasterRegistry()
-"""The registry the default codec reads; schema modules register here with `upcaster`."""
+"""The registry `default_codec()` reads. Register with `@upcaster(type, from_version)` below
+(schema modules stay pure and may not import this module), before the first use."""
 upcaster: Final = UPCASTERS.register
 
 
@@ -123,11 +124,12 @@ class Codec:
             raise CodecError(f"unknown event type {type(event).__qualname__}")
         try:
             data = self._encoder.encode(event)
+            if len(data) > MAX_EVENT_BYTES:
+                size = f"{len(data)} bytes; at most {MAX_EVENT_BYTES}"
+                raise CodecError(f"{event_type} event is {size}")
             self._decoder.decode(data)  # every stored event must read back
         except (msgspec.ValidationError, msgspec.DecodeError, TypeError) as exc:
             raise CodecError(f"malformed {event_type} event: {exc}") from None
-        if len(data) > MAX_EVENT_BYTES:
-            raise CodecError(f"{event_type} event is {len(data)} bytes; at most {MAX_EVENT_BYTES}")
         return Encoded(event_type, self.schema_version(event_type), data)
 
     def decode(self, event_type: str, schema_version: int, data: bytes | str) -> object:
@@ -139,7 +141,7 @@ class Codec:
             elif 1 <= schema_version < current:
                 raw = msgspec.json.decode(data)
                 for version in range(schema_version, current):
-                    raw = self._steps[(event_type, version)](raw)
+                    raw = self._upcast(event_type, version, raw)
                 event = msgspec.convert(raw, self._union)
             else:
                 raise CodecError(f"{event_type} v{schema_version} is newer than this code")
@@ -148,6 +150,12 @@ class Codec:
         if schema_version == current and self._tag_of[type(event)] != event_type:
             raise CodecError(f"stored {event_type} holds a {self._tag_of[type(event)]}")
         return event
+
+    def _upcast(self, event_type: str, version: int, raw: Any) -> Any:
+        try:
+            return self._steps[(event_type, version)](raw)
+        except Exception as exc:  # an upcaster meeting data it did not expect
+            raise CodecError(f"upcasting {event_type} v{version} failed: {exc!r}") from None
 
     def decode_many(
         self, event_types: Sequence[str], schema_versions: Sequence[int], datas: Sequence[str]

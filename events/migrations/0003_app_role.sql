@@ -27,7 +27,7 @@ GRANT SELECT ON events TO fairway_app;
 GRANT INSERT (stream_id, stream_version, event_id, type, schema_version, data, metadata, hash)
     ON events TO fairway_app;
 GRANT SELECT ON schema_migrations TO fairway_app;
-REVOKE ALL ON FUNCTION fairway_append(text, integer, uuid[], text[], integer[], text[], text[])
-    FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fairway_append(text, integer, uuid[], text[], integer[], text[], text[])
-    TO fairway_app;
+REVOKE ALL ON FUNCTION fairway_append(text, integer, uuid[], text[], integer[], text[], text[]),
+    fairway_append(text, integer, uuid, text, integer, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairway_append(text, integer, uuid[], text[], integer[], text[], text[]),
+    fairway_append(text, integer, uuid, text, integer, text, text) TO fairway_app;

