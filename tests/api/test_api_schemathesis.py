@@ -43,7 +43,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(
             "--phases", "examples,coverage,fuzzing",
             "--report-dir", str(tmp_path),
         ],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert "passed" in result.stdout
