@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 import os
+import socket
+import sys
 
 import uvicorn
+from uvicorn.supervisors import Multiprocess
 
 from service.settings import Settings
+
+
+class _Config(uvicorn.Config):
+    """uvicorn's config, with a listening socket that knows it is TCP.
+
+    With several workers uvicorn binds the socket itself with protocol number 0, and asyncio
+    sets TCP_NODELAY only on accepted sockets whose protocol is IPPROTO_TCP; Nagle's
+    algorithm then holds every response until the client's delayed ACK, about 44 ms
+    (measured; docs/BENCHMARKS.md). Re-wrapping the same descriptor lets the kernel report
+    the real protocol.
+    """
+
+    def bind_socket(self) -> socket.socket:
+        sock = super().bind_socket()
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            return socket.socket(fileno=sock.detach())
+        return sock
 
 
 def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> int:
@@ -27,7 +47,7 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
             "(set DATABASE_URL for PostgreSQL)"
         )
     print(f"fairway: serving on http://{host}:{port}  (OpenAPI: /schema/openapi.json)")
-    uvicorn.run(
+    config = _Config(
         "service.app:create_app_from_env",
         factory=True,
         host=host,
@@ -36,4 +56,15 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
         log_level="warning",
         access_log=False,
     )
+    server = uvicorn.Server(config)
+    try:
+        if workers > 1:
+            Multiprocess(config, sockets=[config.bind_socket()]).run()
+        else:
+            server.run()
+    except KeyboardInterrupt:
+        pass
+    if workers == 1 and not server.started:
+        print("fairway serve: the server did not start", file=sys.stderr)
+        return 3
     return 0
