@@ -1,40 +1,55 @@
-"""REST API load: bots play concurrent games over HTTP against PostgreSQL and the figures
-are printed (docs/BENCHMARKS.md, "REST API load").
+"""REST API load: bots play concurrent games over HTTP against PostgreSQL; prints figures
+(docs/BENCHMARKS.md, "REST API load"). No test runs it and nothing asserts a duration.
 
     uv run python benchmarks/api_load.py [--workers 2] [--games 100] [--seconds 20]
-        [--warmup 5] [--variant hang-ten] [--bot scripted|random] [--client raw|httpx]
-        [--depth 2000] [--url postgresql://postgres@127.0.0.1:5432/test] [--keep]
+        [--warmup 5] [--rate 2000] [--variant hang-ten] [--bot scripted|random]
+        [--client raw|httpx] [--depth 2000] [--phases closed,echo,paced,depth]
+        [--url postgresql://postgres@127.0.0.1:5432/test] [--quiet-wait 300] [--keep]
 
 It creates a throw-away database next to the one in --url (default: $DATABASE_URL, else
 127.0.0.1:5432 user postgres), migrates it, starts `fairway serve --workers N` on a free
-loopback port (rate limits off, log level warning), waits for /ready, then measures:
+loopback port (rate limits off, log level warning), waits for /ready, opens one keep-alive
+connection per game (spread evenly over the workers: see `balance`), then runs:
 
-1. actions: `--games` games played at once, one task per game holding every seat token on
-   its own keep-alive connection. The task tracks `status.to_act` from the action
-   responses (no GET per action) and posts one action at a time. `--bot scripted` knows a
-   few legal moves of Hang Ten and Tens (setup flips, draw from the stock, replace each
-   position in turn, so hands end by a player going out) and asks GET /me only when it does
-   not know or was refused; `--bot random` asks GET /me before every action and picks a
-   legal action at random (twice the requests). A finished game is replaced by a new one.
-   Over a fixed window after a warm-up: POST /actions per second, their p50/p90/p99
-   latency as the client sees it, errors by status.
-2. CPU: utime+stime of the server's process tree (/proc/<pid>/stat, the uvicorn supervisor
-   and its workers), of this database's PostgreSQL backends, of this load generator, and of
-   the whole machine, over the action window and then over a window in which the same
-   number of connections hammer GET /health: CPU per action vs CPU per trivial request.
-3. depth: one game driven past `--depth` events, one request at a time, its POST /actions
-   latency interleaved with actions on young games (events ~15..100), median of each.
+- closed: `--games` games played at once, a task per game holding every seat token. It
+  picks the seat from `status.to_act` of the last action response (no GET per action) and
+  posts one action at a time, as fast as answers come. `--bot scripted` knows enough of
+  Hang Ten and Tens (setup flips, draw from the stock, replace each position in turn, so
+  hands end by a player going out) to need GET /me only when refused; `--bot random` asks
+  GET /me before every action and picks a legal action at random. A finished game is
+  replaced by a new one. Over the window: POST /actions per second, latency p50/p90/p99 as
+  the client sees it, the p99 of each second (stalls vs spread-out tail), errors.
+- echo: the same connections hammer GET /health.
+- paced: the games again, open loop at `--rate` actions/s in all, each bot at fixed times;
+  latency counts from the scheduled send time, so a stalled server is not hidden
+  (coordinated omission). The issue's target is checked here.
+- depth: one game driven past `--depth` events one request at a time; its POST /actions
+  latency, interleaved with actions on young games (events ~15..100), median of each.
 
-The load generator shares the machine (2 cores here), so its own CPU is printed too. The
-raw client (`--client raw`) is a minimal asyncio HTTP/1.1 client, several times cheaper per
-request than httpx, which is kept for comparison (`--client httpx`).
+CPU: utime+stime (/proc/<pid>/stat) of the server's process tree (supervisor and workers),
+of this database's PostgreSQL backends plus the WAL writer and checkpointer, of this load
+generator, and of every process on the machine, per window: server CPU per action vs per
+GET /health. The load generator shares the machine, so its CPU is printed; "anything else"
+is other people's work, and a window where it passes 10% is flagged. `--quiet-wait S` waits
+(up to S s) for a quiet machine before each window.
 
-`--py-spy PATH` records the server workers with py-spy (installed elsewhere, e.g. a
-throw-away venv: `uv venv /tmp/prof && uv pip install -p /tmp/prof/bin/python py-spy`)
-during the action window and writes one raw (collapsed) profile per worker to --profile-dir.
-`--server-path DIR` puts DIR on the server's PYTHONPATH (e.g. a venv's site-packages
-holding uvloop and httptools, which uvicorn then uses) to try a server-side change
-without touching the project's environment.
+The raw client (`--client raw`) is a minimal asyncio HTTP/1.1 client, about 50 us of CPU a
+request; httpx costs about 1 ms a request here, more than the server, and is kept only for
+comparison (`--client httpx`).
+
+Trying server-side changes without touching the project: `--server-path DIR` puts DIR
+first on the server's PYTHONPATH, e.g. a throw-away venv holding uvloop and httptools, which
+uvicorn then picks up (`uv venv /tmp/prof -p .venv/bin/python && uv pip install -p
+/tmp/prof/bin/python uvloop httptools py-spy`, then `--server-path
+/tmp/prof/lib/python3.11/site-packages`), or a `sitecustomize.py` that patches something.
+`--nodelay-patch` is such a patch, for trees before 4fae87d: uvicorn's listening socket made
+to report IPPROTO_TCP so that asyncio sets TCP_NODELAY (without it, with --workers > 1, every
+response waited ~44 ms for a delayed ACK); since service/server.py does this itself it is a
+no-op.
+`--py-spy /tmp/prof/bin/py-spy` records the workers during the closed window (raw collapsed
+stacks in --profile-dir; py-spy counts a runnable-but-preempted worker as busy, so on a
+saturated machine it over-weights syscalls: `perf record -e cpu-clock -g -p <worker>` gives
+the true CPU split between the interpreter and the kernel).
 """
 
 from __future__ import annotations
@@ -310,13 +325,33 @@ async def balance(clients: list[RawClient], workers: list[int], port: int) -> di
     return dict(Counter(connection_owners(workers, port).values()))
 
 
-def machine_busy() -> tuple[float, float]:
-    """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]
-    total = sum(values[:8])
-    return (total - idle) / TICK, total / TICK
+def all_processes() -> dict[int, tuple[float, float]]:
+    """{pid: (own CPU s, CPU s of its reaped children)} of every process on the machine.
+    (Summed per process because /proc/stat's idle time is unreliable on this VM: it reported
+    1% busy while the server alone used 18% of the machine.)"""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            own = (int(fields[11]) + int(fields[12])) / TICK
+            found[int(entry)] = (own, (int(fields[13]) + int(fields[14])) / TICK)
+    return found
+
+
+def machine_cpu(
+    start: dict[int, tuple[float, float]], end: dict[int, tuple[float, float]]
+) -> float:
+    """CPU seconds every process used between two `all_processes()` snapshots (a process
+    that started and ended in between counts through its parent's reaped children)."""
+    total = 0.0
+    for pid, (own, children) in end.items():
+        before = start.get(pid)
+        total += own + children - (before[0] + before[1] if before else children)
+    return total
 
 
 def self_cpu() -> float:
@@ -349,13 +384,12 @@ class CpuMeter:
     def snapshot(self) -> dict[str, Any]:
         server = {pid: proc_cpu(pid) for pid in descendants(self.server_pid)}
         pg = {pid: proc_cpu(pid) for pid in self.postgres_pids()}
-        busy, total = machine_busy()
+        everyone = all_processes()
         return {
             "server": server,
             "pg": pg,
             "self": self_cpu(),
-            "busy": busy,
-            "total": total,
+            "all": everyone,
             "wall": time.perf_counter(),
         }
 
@@ -367,7 +401,7 @@ class CpuMeter:
             server_by_pid=by_pid,
             postgres=pg,
             loadgen=end["self"] - start["self"],
-            machine=end["busy"] - start["busy"],
+            machine=machine_cpu(start["all"], end["all"]),
             machine_capacity=(end["wall"] - start["wall"]) * (os.cpu_count() or 1),
             wall=end["wall"] - start["wall"],
         )
@@ -378,10 +412,9 @@ async def wait_quiet(limit: float, threshold: float = 0.25) -> float:
     the busy fraction of the last 2 s seen (other people's work skews every figure here)."""
     deadline = time.monotonic() + limit
     while True:
-        busy0, total0 = machine_busy()
+        before = all_processes()
         await asyncio.sleep(2)
-        busy1, total1 = machine_busy()
-        busy = (busy1 - busy0) / max(1e-9, total1 - total0)
+        busy = machine_cpu(before, all_processes()) / (2 * (os.cpu_count() or 1))
         if busy < threshold or time.monotonic() >= deadline:
             return busy
         print(f"  (machine {busy:.0%} busy before the phase; waiting)")
@@ -390,14 +423,10 @@ async def wait_quiet(limit: float, threshold: float = 0.25) -> float:
 # ---- the bots ------------------------------------------------------------------------------------
 
 
-def _action(body: dict[str, Any]) -> bytes:
-    return ENCODE(body)
-
-
-DRAW_STOCK = _action({"type": "draw", "source": "stock"})
-DISCARD = _action({"type": "discard"})
-SETUP = [[_action({"type": "setup-flip", "row": r, "col": c}) for c in range(5)] for r in range(2)]
-REPLACE = [[_action({"type": "replace", "row": r, "col": c}) for c in range(5)] for r in range(2)]
+# Request bodies, encoded once.
+DRAW_STOCK = ENCODE({"type": "draw", "source": "stock"})
+SETUP = [[ENCODE({"type": "setup-flip", "row": r, "col": c}) for c in range(5)] for r in range(2)]
+REPLACE = [[ENCODE({"type": "replace", "row": r, "col": c}) for c in range(5)] for r in range(2)]
 # Setup flips that satisfy each variant's setup rule (rows-apart; not-adjacent).
 SETUP_PLAN = {"hang-ten": [(0, 0), (1, 1)], "tens": [(0, 0), (1, 1), (0, 2)]}
 SCRIPTED = set(SETUP_PLAN)
@@ -410,6 +439,8 @@ class Stats:
     measuring: bool = False
     actions: int = 0
     action_latency: list[float] = field(default_factory=list)
+    finished_at: list[float] = field(default_factory=list)
+    """perf_counter() when each request of `action_latency` was answered."""
     action_errors: Counter[int] = field(default_factory=Counter)
     me: int = 0
     other: int = 0
@@ -499,7 +530,7 @@ class Bot:
 
     def done(self, seat: int, action: bytes) -> None:
         """The action was accepted: track what this seat did this hand."""
-        if action is DRAW_STOCK or action.startswith(b'{"type":"draw"'):
+        if action.startswith(b'{"type":"draw"'):
             self.drawn[seat] = True
         elif action.startswith((b'{"type":"replace"', b'{"type":"discard"')):
             self.drawn[seat] = False
@@ -561,6 +592,7 @@ async def act_once(
         if code == 200:
             stats.actions += 1
             stats.action_latency.append(elapsed)
+            stats.finished_at.append(started + elapsed)
         else:
             stats.action_errors[code] += 1
     if code == 200:
@@ -678,6 +710,7 @@ async def echo_phase(
                 if code == 200:
                     stats.actions += 1
                     stats.action_latency.append(elapsed)
+                    stats.finished_at.append(started + elapsed)
                 else:
                     stats.action_errors[code] += 1
 
@@ -712,8 +745,7 @@ async def depth_phase(args: argparse.Namespace, client: Client) -> Depth:
         await act_once(client, deep, deep_bot, stats, False)
         if deep.status.phase == "game_over":
             raise RuntimeError(
-                f"the deep game ended at version {deep.version}; raise --depth's"
-                " hands or lower --depth"
+                f"the deep game (100 hands) ended at version {deep.version}; lower --depth"
             )
     to_depth = time.perf_counter() - started
     young, young_bot = await fresh()
@@ -913,6 +945,8 @@ def report_window(label: str, stats: Stats, cpu: CpuWindow, unit: str = "action"
             f"  latency p50 {ms(percentile(lat, 50))}, p90 {ms(percentile(lat, 90))},"
             f" p99 {ms(percentile(lat, 99))}, max {ms(lat[-1])}"
         )
+    if len(lat) > 100:
+        print(f"  {tail_by_second(stats)}")
     errors = sum(stats.action_errors.values())
     print(
         f"  errors: {errors} {dict(stats.action_errors) if errors else ''}"
@@ -943,6 +977,23 @@ def report_window(label: str, stats: Stats, cpu: CpuWindow, unit: str = "action"
         f" load generator {cpu.loadgen / max(1, stats.actions) * 1e6:,.0f} us)"
     )
     return per
+
+
+def tail_by_second(stats: Stats) -> str:
+    """Whether the tail is spread out or comes from a few stalls: p99 of each second."""
+    start = min(stats.finished_at)
+    seconds: dict[int, list[float]] = {}
+    for at, latency in zip(stats.finished_at, stats.action_latency, strict=True):
+        seconds.setdefault(int(at - start), []).append(latency)
+    p99s = sorted((percentile(sorted(v), 99), s) for s, v in seconds.items() if len(v) >= 20)
+    if not p99s:
+        return "too few requests a second for a per-second p99"
+    worst, when = p99s[-1]
+    over = sum(1 for p, _ in p99s if p > 0.050)
+    return (
+        f"p99 of each second: median {ms(p99s[len(p99s) // 2][0])}, worst {ms(worst)}"
+        f" (second {when}); {over} of {len(p99s)} seconds above 50 ms"
+    )
 
 
 def report_depth(depth: Depth) -> float:
@@ -976,7 +1027,7 @@ def report_summary(args: argparse.Namespace, results: dict[str, float]) -> None:
             f" {ms(results['paced_p99'])} (target >= {TARGET_RATE:,}/s with p99 <= 50 ms):"
             f" {'met' if ok else 'NOT met'}; errors {results['paced_errors']:.0f}"
         )
-    if "echo_cpu" in results:
+    if "echo_cpu" in results and "action_cpu" in results:
         ratio = results["action_cpu"] / results["echo_cpu"]
         print(
             f"  server CPU per action {results['action_cpu'] * 1e6:,.0f} us vs per GET /health"
@@ -1042,8 +1093,9 @@ async def measure(
     print()
 
     results: dict[str, float] = {}
+    phases = set(args.phases.split(","))
     try:
-        if not args.skip_load:
+        if "closed" in phases:
             spy = PySpy(args.py_spy, Path(args.profile_dir), args.seconds)
             if args.quiet_wait:
                 await wait_quiet(args.quiet_wait)
@@ -1057,24 +1109,25 @@ async def measure(
             if args.py_spy:
                 print(f"  py-spy profiles: {args.profile_dir}/worker-<pid>.txt")
             print()
+        if "echo" in phases:
             if args.quiet_wait:
                 await wait_quiet(args.quiet_wait)
             stats, cpu = await echo_phase(args, clients, meter)
             results["echo_cpu"] = report_window("GET /health, closed loop", stats, cpu, "request")
             print()
-            if args.rate:
-                if args.quiet_wait:
-                    await wait_quiet(args.quiet_wait)
-                stats, cpu = await action_phase(args, clients, meter, args.rate)
-                report_window(f"POST /actions, paced at {args.rate:,.0f}/s", stats, cpu)
-                print("  (latency counted from each request's scheduled send time)")
-                results["paced_rate"] = stats.actions / cpu.wall
-                results["paced_p99"] = percentile(sorted(stats.action_latency), 99)
-                results["paced_errors"] = sum(stats.action_errors.values()) + sum(
-                    stats.failures.values()
-                )
-                print()
-        if args.depth:
+        if "paced" in phases and args.rate:
+            if args.quiet_wait:
+                await wait_quiet(args.quiet_wait)
+            stats, cpu = await action_phase(args, clients, meter, args.rate)
+            report_window(f"POST /actions, paced at {args.rate:,.0f}/s", stats, cpu)
+            print("  (latency counted from each request's scheduled send time)")
+            results["paced_rate"] = stats.actions / cpu.wall
+            results["paced_p99"] = percentile(sorted(stats.action_latency), 99)
+            results["paced_errors"] = sum(stats.action_errors.values()) + sum(
+                stats.failures.values()
+            )
+            print()
+        if "depth" in phases and args.depth:
             if args.quiet_wait:
                 await wait_quiet(args.quiet_wait)
             client: Client = RawClient(port) if args.client == "raw" else clients[0]
@@ -1149,13 +1202,18 @@ def main() -> None:
     parser.add_argument(
         "--nodelay-patch",
         action="store_true",
-        help="start the server with uvicorn's listening socket fixed to set"
-        " TCP_NODELAY (the change recommended for service/server.py)",
+        help="start the server with uvicorn's listening socket fixed to set TCP_NODELAY"
+        " (service/server.py does it itself since 4fae87d)",
     )
     parser.add_argument("--pool-size", type=int, default=10, help="FAIRWAY_POOL_SIZE")
     parser.add_argument("--depth", type=int, default=2000, help="0 skips the depth phase")
     parser.add_argument("--depth-samples", type=int, default=200)
-    parser.add_argument("--skip-load", action="store_true", help="only the depth phase")
+    parser.add_argument(
+        "--phases",
+        default="closed,echo,paced,depth",
+        help="which windows to run, of closed (POST /actions as fast as answered), echo (GET"
+        " /health likewise), paced (POST /actions at --rate), depth",
+    )
     parser.add_argument("--py-spy", default=None, help="py-spy executable: profile the workers")
     parser.add_argument("--profile-dir", default="/tmp/fairway-api-load")
     parser.add_argument(
