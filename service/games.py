@@ -22,7 +22,7 @@ from events.store import ConcurrencyError, EventIdConflict, EventStore, NewEvent
 from service.lobby import new_token, token_hash
 from service.metrics import Metrics
 from service.problems import ApiError
-from service.record import IDEMPOTENCY_KEY, REQUEST_HASH, Entry, GameRecord
+from service.record import IDEMPOTENCY_KEY, REQUEST_HASH, GameRecord
 
 _IDS = uuid.UUID("6f1c3a52-6a55-4d0b-9d0e-0a7f3b2c9e11")
 _CACHE_SIZE = 5_000
@@ -290,9 +290,3 @@ class GameService:
         if lock is None:
             lock = self.locks[game_id] = asyncio.Lock()
         return lock
-
-    # ---- reading ---------------------------------------------------------------------
-
-    @staticmethod
-    def entries_between(record: GameRecord, first: int, last: int) -> list[Entry]:
-        return record.entries[first - 1 : last]
