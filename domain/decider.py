@@ -59,6 +59,8 @@ class Decider(Protocol):
 
     action_type: Any
     """The tagged union of this variant's actions (tag field `type`), for decoding requests."""
+    options: tuple[str, ...]
+    """The `GameOptions` fields this variant reads; the others are refused."""
 
     def score(self, cards: Any) -> Any:
         """Score a layout (grid) or remaining cards (shedding); has an int `total`."""

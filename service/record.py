@@ -13,7 +13,7 @@ import msgspec
 
 from domain.decider import Decider, Status, Viewer
 from domain.variants import start
-from events.schema.common import GameStarted, HandEnded
+from events.schema.common import GameStarted, HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed
 from service.lobby import Lobby
 
@@ -78,8 +78,9 @@ class GameRecord:
             self.decider, self.state = start(event)
         elif self.decider is not None:
             self.state = self.decider.evolve(self.state, event)
-            hand = self.decider.status(self.state).hand
-            if isinstance(event, HandEnded):
+            if isinstance(event, HandDealt):
+                hand = event.hand
+            elif isinstance(event, HandEnded):
                 self.hand_ended_at[event.hand] = version
         self.entries.append(Entry(version, event, hand))
         self.version = version

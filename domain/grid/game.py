@@ -29,6 +29,7 @@ class GridGame:
     """The `Decider` of a grid game whose differences are all in `rules`."""
 
     action_type: Any = GridAction
+    options: tuple[str, ...] = ("turn_limit", "hands")
 
     def __init__(self, rules: GridRules) -> None:
         self.rules = check(rules)

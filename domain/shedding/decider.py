@@ -23,6 +23,7 @@ class TensShedding:
     min_players = MIN_PLAYERS
     max_players = MAX_PLAYERS
     action_type: Any = SheddingAction
+    options: tuple[str, ...] = ("turn_limit", "grab_min", "grab_max")
 
     def initial_state(self, players: int, options: GameOptions) -> SheddingState:
         rules = rules_for(players, options)

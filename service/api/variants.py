@@ -14,15 +14,6 @@ from service.api import docs
 from service.api.schemas import ScoreRequest, VariantInfo
 from service.problems import ApiError
 
-# Which GameOptions fields each variant reads.
-OPTIONS = {
-    "hang-ten": ["turn_limit", "hands"],
-    "tens": ["turn_limit"],
-    "golf": ["turn_limit", "hands"],
-    "basketball": ["turn_limit", "hands"],
-    "tens-shedding": ["turn_limit", "grab_min", "grab_max"],
-}
-
 
 @cache
 def rules_text(variant: str) -> str:
@@ -35,7 +26,7 @@ def rules_text(variant: str) -> str:
 def info(name: str) -> VariantInfo:
     decider = DECIDERS[name]
     return VariantInfo(
-        name, decider.min_players, decider.max_players, OPTIONS[name], rules_text(name)
+        name, decider.min_players, decider.max_players, list(decider.options), rules_text(name)
     )
 
 

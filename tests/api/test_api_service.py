@@ -123,3 +123,15 @@ def test_a_client_over_its_rate_limit_gets_429_with_retry_after(
         problem(limited, 429, "rate_limited")
         assert int(limited.headers["retry-after"]) >= 1
         assert client.get("/health").status_code == 200, "health is never rate limited"
+
+
+def test_each_variant_lists_the_options_its_engine_accepts(http: httpx.Client) -> None:
+    for variant in http.get("/variants").json():
+        seats = variant["min_players"]
+        for option in ("turn_limit", "hands", "grab_min", "grab_max"):
+            created = http.post(
+                "/games",
+                json={"variant": variant["name"], "seats": seats, "options": {option: 18}},
+            )
+            accepted = created.status_code == 201
+            assert accepted == (option in variant["options"]), (variant["name"], option)
