@@ -1,5 +1,5 @@
 """The event store contract: envelope types, the store's exceptions, and what both
-implementations share (validation, decoding rows, chain verification, waiting).
+implementations share (validation, reading and decoding rows, chain verification, waiting).
 
 Stream ids: `category` or `category:id`, where the category is lower-case letters, digits
 and hyphens starting with a letter (at most 63) and the id is letters, digits, `_` and `-`
@@ -92,6 +92,9 @@ class AppendResult(msgspec.Struct, frozen=True):
     last_version: int
     positions: tuple[int, ...]
     """Global positions, one per event, in stream order."""
+    head_hash: bytes = b""
+    """The chain hash of the append's last event, as stored (on an idempotent retry, the
+    stored one): the `prev_hash` to read what follows `last_version`, verified."""
 
 
 class Checkpoint(msgspec.Struct, frozen=True, order=True):
@@ -145,18 +148,6 @@ class PreparedEvent(msgspec.Struct, frozen=True):
     metadata: bytes
 
 
-class ChainRow(msgspec.Struct, frozen=True):
-    """The stored columns the hash chain covers (internal)."""
-
-    version: int
-    event_id: str
-    type: str
-    schema_version: int
-    data: bytes
-    metadata: bytes
-    hash: bytes
-
-
 # ---- the contract ---------------------------------------------------------------------------
 
 
@@ -177,10 +168,28 @@ class EventStore(abc.ABC):
         version (0: the stream must not exist). Raises `ConcurrencyError` carrying the
         actual version; a retry of an append already stored returns its stored result."""
 
-    @abc.abstractmethod
     async def read_stream(
-        self, stream_id: str, from_version: int = 1, limit: int | None = None
-    ) -> list[RecordedEvent]: ...
+        self,
+        stream_id: str,
+        from_version: int = 1,
+        limit: int | None = None,
+        *,
+        prev_hash: bytes | None = None,
+    ) -> list[RecordedEvent]:
+        """The stream's events from `from_version` on (at most `limit`), in version order.
+
+        With `prev_hash`, the chain's hash at version `from_version - 1` (`GENESIS_HASH`
+        before version 1, else a hash read or appended before), the rows are checked to
+        continue that chain before anything is decoded: versions without a gap from
+        `from_version`, each stored hash that of its stored text. `ChainBroken` names the
+        first bad link. The check reads nothing more: the same rows, the same round trip."""
+        check_stream_id(stream_id)
+        if prev_hash is not None and (not isinstance(prev_hash, bytes) or len(prev_hash) != 32):
+            raise ValueError("prev_hash must be the 32-byte hash of the previous event")
+        rows = await self._stream_rows(stream_id, from_version, limit)
+        if prev_hash is not None:
+            verify_chain(stream_id, from_version, prev_hash, rows)
+        return self._records(rows)
 
     @abc.abstractmethod
     async def stream_version(self, stream_id: str) -> int:
@@ -205,35 +214,22 @@ class EventStore(abc.ABC):
     async def close(self) -> None: ...
 
     @abc.abstractmethod
-    async def _chain_rows(self, stream_id: str) -> list[ChainRow]:
-        """Every row of the stream in version order, as stored."""
+    async def _stream_rows(
+        self, stream_id: str, from_version: int, limit: int | None
+    ) -> list[tuple[Any, ...]]:
+        """The stream's rows from `from_version` in version order, as `_records` takes them
+        (data and metadata as their stored text)."""
 
     @abc.abstractmethod
     async def _start_listening(self) -> None:
         """Make sure appends elsewhere will wake `wait_for_events`."""
 
     async def verify_stream(self, stream_id: str) -> VerifiedStream:
-        """Recompute the stream's hash chain; `ChainBroken` names the first bad link."""
+        """Recompute the stream's whole hash chain; `ChainBroken` names the first bad link."""
         check_stream_id(stream_id)
-        prev = GENESIS_HASH
-        version = 0
-        for row in await self._chain_rows(stream_id):
-            version += 1
-            if row.version != version:
-                raise ChainBroken(stream_id, version, f"found version {row.version} instead")
-            canonical = canonical_bytes(
-                stream_id,
-                row.version,
-                row.event_id,
-                row.type,
-                row.schema_version,
-                row.data,
-                row.metadata,
-            )
-            prev = chain_hash(prev, canonical)
-            if prev != row.hash:
-                raise ChainBroken(stream_id, version, "stored hash differs from the content")
-        return VerifiedStream(stream_id, version, prev)
+        rows = await self._stream_rows(stream_id, 1, None)
+        head = verify_chain(stream_id, 1, GENESIS_HASH, rows)
+        return VerifiedStream(stream_id, len(rows), head)
 
     async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
         """Wait until the feed holds an event after `after`; False when `timeout` passes."""
@@ -348,6 +344,32 @@ class EventStore(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+def verify_chain(
+    stream_id: str, from_version: int, prev_hash: bytes, rows: Sequence[tuple[Any, ...]]
+) -> bytes:
+    """Check that `rows` (as `_records` takes them) continue the chain whose hash at
+    `from_version - 1` is `prev_hash`; returns the hash of the last one. The canonical bytes
+    are made of the stored text: `data` and `metadata` as stored, the event id as the
+    canonical text of the uuid (which is what the database hashed: a uuid column has no
+    other spelling; the embedded store keeps the text itself)."""
+    version = from_version - 1
+    for row in rows:
+        version += 1
+        if row[3] != version:
+            raise ChainBroken(stream_id, version, f"found version {row[3]} instead")
+        canonical = canonical_bytes(
+            stream_id, version, str(row[4]), row[5], row[6], _utf8(row[7]), _utf8(row[8])
+        )
+        prev_hash = chain_hash(prev_hash, canonical)
+        if prev_hash != row[10]:
+            raise ChainBroken(stream_id, version, "stored hash differs from the content")
+    return prev_hash
+
+
+def _utf8(stored: Any) -> bytes:
+    return stored.encode() if isinstance(stored, str) else bytes(stored)
 
 
 def check_stream_id(stream_id: object) -> str:

@@ -22,7 +22,6 @@ from events.codec import GENESIS_HASH, Codec, canonical_bytes, chain_hash, defau
 from events.store.base import (
     START,
     AppendResult,
-    ChainRow,
     Checkpoint,
     ConcurrencyError,
     EventIdConflict,
@@ -121,11 +120,14 @@ class EmbeddedStore(EventStore):
         prepared = self._prepare(stream_id, expected_version, events)
         rows = await self._run(self._append, stream_id, expected_version, prepared)
         self._wake_waiters()
-        return AppendResult(stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows))
+        return AppendResult(
+            stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows), rows[-1][2]
+        )
 
     def _append(
         self, stream_id: str, expected: int, prepared: list[PreparedEvent]
-    ) -> list[tuple[int, int]]:
+    ) -> list[tuple[int, int, bytes]]:
+        """(version, position, hash) of each event, in stream order."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -166,7 +168,7 @@ class EmbeddedStore(EventStore):
                         prev,
                     ),
                 )
-                rows.append((version, int(cursor.lastrowid or 0)))
+                rows.append((version, int(cursor.lastrowid or 0), prev))
             db.execute("COMMIT")
             return rows
         except sqlite3.IntegrityError as exc:
@@ -179,13 +181,13 @@ class EmbeddedStore(EventStore):
 
     def _stored_result(
         self, stream_id: str, expected: int, current: int, prepared: list[PreparedEvent]
-    ) -> list[tuple[int, int]]:
+    ) -> list[tuple[int, int, bytes]]:
         """The idempotent path: the same events stored right after `expected`, or an error."""
         found = []
         for offset, event in enumerate(prepared, start=1):
             row = self._db.execute(
-                "SELECT stream_id, stream_version, type, schema_version, data, global_position"
-                " FROM events WHERE event_id = ?",
+                "SELECT stream_id, stream_version, type, schema_version, data, global_position,"
+                " hash FROM events WHERE event_id = ?",
                 (event.event_id,),
             ).fetchone()
             if row is not None:
@@ -196,7 +198,7 @@ class EmbeddedStore(EventStore):
                     event.schema_version,
                     event.data.decode(),
                 )
-                found.append((row[1], row[5]) if same else None)
+                found.append((row[1], row[5], row[6]) if same else None)
         if not found:
             raise ConcurrencyError(stream_id, expected, current)
         if len(found) == len(prepared) and None not in found:
@@ -208,17 +210,15 @@ class EmbeddedStore(EventStore):
 
     # ---- reading ----------------------------------------------------------------------------
 
-    async def read_stream(
-        self, stream_id: str, from_version: int = 1, limit: int | None = None
-    ) -> list[RecordedEvent]:
-        check_stream_id(stream_id)
-        rows = await self._run(
+    async def _stream_rows(
+        self, stream_id: str, from_version: int, limit: int | None
+    ) -> list[tuple[Any, ...]]:
+        return await self._run(
             self._fetch,
             f"SELECT {_COLUMNS} FROM events WHERE stream_id = ? AND stream_version >= ?"
             " ORDER BY stream_version LIMIT ?",
             (stream_id, from_version, -1 if limit is None else limit),
         )
-        return self._records(rows)
 
     async def stream_version(self, stream_id: str) -> int:
         check_stream_id(stream_id)
@@ -254,18 +254,6 @@ class EmbeddedStore(EventStore):
             (after, len(prefix), prefix, limit),
         )
         return [StreamInfo(stream_id, version) for stream_id, version in rows]
-
-    async def _chain_rows(self, stream_id: str) -> list[ChainRow]:
-        rows = await self._run(
-            self._fetch,
-            "SELECT stream_version, event_id, type, schema_version, data, metadata, hash"
-            " FROM events WHERE stream_id = ? ORDER BY stream_version",
-            (stream_id,),
-        )
-        return [
-            ChainRow(version, event_id, kind, schema, data.encode(), metadata.encode(), digest)
-            for version, event_id, kind, schema, data, metadata, digest in rows
-        ]
 
     def _fetch(self, query: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
         return self._db.execute(query, params).fetchall()

@@ -1,7 +1,8 @@
 """The event store on PostgreSQL (psycopg 3 async, one connection pool).
 
-Append is one call of `fairway_append` (events/migrations/0002_append_function.sql) in an
-implicit transaction: one round trip, prepared. Once it has committed, a notifier task sends
+Append is one call of `fairway_append` (SECURITY DEFINER: the app role may not INSERT;
+events/migrations/0004_append_only_through_the_function.sql) in an implicit transaction:
+one round trip, prepared. Once it has committed, a notifier task sends
 `NOTIFY fairway_events` as a transaction of its own (never inside the append, where it would
 serialise every commit), one NOTIFY for a whole burst of appends. The feed reads only rows of
 transactions older than the snapshot's xmin, which have all ended: a transaction that commits
@@ -25,7 +26,6 @@ from events.codec import Codec, default_codec
 from events.store.base import (
     START,
     AppendResult,
-    ChainRow,
     Checkpoint,
     ConcurrencyError,
     EventIdConflict,
@@ -46,11 +46,11 @@ log = logging.getLogger(__name__)
 CHANNEL: Final = "fairway_events"
 
 _APPEND: Final = (
-    "SELECT stream_version, global_position FROM fairway_append("
+    "SELECT stream_version, global_position, hash FROM fairway_append("
     "%b::text, %b::int4, %b::uuid[], %b::text[], %b::int4[], %b::text[], %b::text[])"
 )
 _APPEND_ONE: Final = (  # the same function for one event, without arrays (cheaper to send)
-    "SELECT stream_version, global_position FROM fairway_append("
+    "SELECT stream_version, global_position, hash FROM fairway_append("
     "%b::text, %b::int4, %b::uuid, %b::text, %b::int4, %b::text, %b::text)"
 )
 _NOTIFY: Final = f"NOTIFY {CHANNEL}"
@@ -81,10 +81,6 @@ _LIST_STREAMS: Final = (
     "SELECT stream_id, max(stream_version) FROM events"
     " WHERE stream_id > %s::text AND starts_with(stream_id, %s::text)"
     " GROUP BY stream_id ORDER BY stream_id LIMIT %s::int8"
-)
-_CHAIN_ROWS: Final = (
-    "SELECT stream_version, event_id::text, type, schema_version, data::text, metadata::text,"
-    " hash FROM events WHERE stream_id = %s::text ORDER BY stream_version"
 )
 
 
@@ -238,7 +234,9 @@ class PostgresStore(EventStore):
                 rows = await (await conn.execute(query, params)).fetchall()
         self._notify_soon()
         rows.sort()
-        return AppendResult(stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows))
+        return AppendResult(
+            stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows), rows[-1][2]
+        )
 
     def _notify_soon(self) -> None:
         """Called after a commit: a NOTIFY will start after this moment. One task sends
@@ -269,12 +267,10 @@ class PostgresStore(EventStore):
 
     # ---- reading ----------------------------------------------------------------------------
 
-    async def read_stream(
-        self, stream_id: str, from_version: int = 1, limit: int | None = None
-    ) -> list[RecordedEvent]:
-        check_stream_id(stream_id)
-        rows = await self._fetch(_READ_STREAM, (stream_id, from_version, limit))
-        return self._records(rows)
+    async def _stream_rows(
+        self, stream_id: str, from_version: int, limit: int | None
+    ) -> list[tuple[Any, ...]]:
+        return await self._fetch(_READ_STREAM, (stream_id, from_version, limit))
 
     async def stream_version(self, stream_id: str) -> int:
         check_stream_id(stream_id)
@@ -294,13 +290,6 @@ class PostgresStore(EventStore):
     ) -> list[StreamInfo]:
         rows = await self._fetch(_LIST_STREAMS, (after, prefix, limit))
         return [StreamInfo(stream_id, version) for stream_id, version in rows]
-
-    async def _chain_rows(self, stream_id: str) -> list[ChainRow]:
-        rows = await self._fetch(_CHAIN_ROWS, (stream_id,))
-        return [
-            ChainRow(version, event_id, kind, schema, data.encode(), metadata.encode(), digest)
-            for version, event_id, kind, schema, data, metadata, digest in rows
-        ]
 
     async def _fetch(self, query: LiteralString, params: Sequence[object]) -> list[tuple[Any, ...]]:
         with _Translate():
