@@ -300,7 +300,8 @@ def turn_end(rules: GridRules, state: GridState) -> Events:
         reason = "all_face_up"
     elif went_out is not None and after == went_out:
         reason = "went_out"
-    elif min(turns) >= state.turn_limit:
+    elif went_out is None and min(turns) >= state.turn_limit:
+        # Once a player is out, the final turns owed to the others are played past the limit.
         reason = "turn_limit"
     events.append(TurnEnded(seat, None if reason else after))
     if reason:

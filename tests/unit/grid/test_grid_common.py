@@ -6,6 +6,7 @@ import pytest
 from grid_helpers import (
     SEED,
     act,
+    all_up,
     dealt,
     first_legal_until,
     given,
@@ -89,6 +90,40 @@ def test_the_turn_limit_waits_for_every_player() -> None:
     state, events = act(HANG_TEN, state, 2, Draw("stock"), Discard())
     assert types(events)[-1] == "TurnEnded"
     assert state.to_play == 3
+
+
+def test_once_a_player_has_gone_out_the_final_turns_are_played_past_the_turn_limit() -> None:
+    # Given seat 0 went out and every player has had the turn limit
+    state = given(HANG_TEN, 4, to_play=2, went_out=0, turns=(3, 3, 2, 2), options={"turn_limit": 2})
+    # When seat 2 takes its final turn
+    state, events = act(HANG_TEN, state, 2, Draw("stock"), Discard())
+    # Then seat 3 still has its final turn, and the hand ends after it because seat 0 went out
+    assert types(events)[-1] == "TurnEnded"
+    assert state.to_play == 3
+    _, events = act(HANG_TEN, state, 3, Draw("stock"), Discard())
+    assert isinstance(events[-1], HandEnded)
+    assert events[-1].reason == "went_out"
+
+
+def test_going_out_on_the_turn_that_reaches_the_limit_still_owes_the_final_turns() -> None:
+    # Given the last seat to reach the turn limit is about to turn its last card face up
+    layout = "AS 2S 3S 4S 5S / 6S 7S 8S 9S TS"
+    state = given(
+        HANG_TEN,
+        4,
+        layouts={3: layout},
+        face_up={3: all_up() & ~1},
+        stock="KD",
+        to_play=3,
+        turns=(2, 2, 2, 1),
+        options={"turn_limit": 2},
+    )
+    # When it goes out
+    state, events = act(HANG_TEN, state, 3, Draw("stock"), Replace(0, 0))
+    # Then every other player still has a final turn: the hand goes on
+    assert types(events)[-2:] == ["PlayerWentOut", "TurnEnded"]
+    assert state.phase == "playing"
+    assert state.to_play == 0
 
 
 # ---- the game --------------------------------------------------------------------------------
