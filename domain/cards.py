@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from domain.errors import RuleViolation
+
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 JOKER = "JK"
@@ -45,3 +47,33 @@ def count_cards(cards: Iterable[Card | None]) -> dict[Card, int]:
         if card is not None:
             counts[card] = counts.get(card, 0) + 1
     return counts
+
+
+def not_in_decks(cards: Iterable[Card], decks: int, jokers: int = 0) -> Card | None:
+    """The first card that `decks` decks and `jokers` jokers cannot hold: not a card, a joker
+    where there are none, or one copy more than they contain. None when every card fits."""
+    seen: dict[Card, int] = {}
+    for card in cards:
+        seen[card] = seen.get(card, 0) + 1
+        copies = jokers if card == JOKER else decks if is_card(card) else 0
+        if seen[card] > copies:
+            return card
+    return None
+
+
+def check_in_decks(cards: Iterable[Card], decks: int, jokers: int, game: str) -> None:
+    """RuleViolation `card_not_available` naming the first card `game`'s largest deck
+    (`decks` decks and `jokers` jokers) cannot hold."""
+    card = not_in_decks(cards, decks, jokers)
+    if card is None:
+        return
+    if not is_card(card):
+        why = f"{card!r} is not a card"
+    elif card == JOKER and not jokers:
+        why = f"{game} is played without jokers: {card} is not in its decks"
+    elif card == JOKER:
+        why = f"{game} is played with at most {jokers} jokers: one {card} too many"
+    else:
+        decks_text = f"{decks} deck{'s' if decks > 1 else ''}"
+        why = f"{game} is played with at most {decks_text}: one {card} too many"
+    raise RuleViolation("card_not_available", why)

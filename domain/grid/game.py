@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from domain.cards import check_in_decks
 from domain.decider import Status, Viewer
 from domain.errors import RuleViolation
 from domain.grid import decide as deciding
@@ -75,13 +76,18 @@ class GridGame:
         return acting.legal_actions(self.rules, state, seat)
 
     def score(self, cards: Sequence[Sequence[str]]) -> LayoutScore:
-        """Score `[row 0, row 1]` by this variant's scoring."""
+        """Score `[row 0, row 1]` by this variant's scoring. Refused: a layout of the wrong
+        shape, or a card the variant's largest deck cannot hold (a joker where there are none,
+        more copies of a card than its decks contain)."""
         columns = self.rules.columns
         if len(cards) != 2 or any(len(row) != columns for row in cards):
             raise RuleViolation(
                 "illegal_position",
                 f"{self.rules.title}: a layout is 2 rows of {columns} cards",
             )
+        decks = max(size.decks for size in self.rules.decks)
+        jokers = max(size.jokers for size in self.rules.decks)
+        check_in_decks((card for row in cards for card in row), decks, jokers, self.rules.title)
         return score_rows(self.rules.scoring, cards)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from domain.cards import Card
+from domain.cards import Card, check_in_decks
 from domain.decider import Status, Viewer
 from domain.shedding.decide import decide
 from domain.shedding.evolve import evolve
 from domain.shedding.legal import legal_actions
-from domain.shedding.rules import MAX_PLAYERS, MIN_PLAYERS, rules_for
+from domain.shedding.rules import MAX_PLAYERS, MIN_PLAYERS, decks_for, rules_for
 from domain.shedding.scoring import RemainingScore, score
 from domain.shedding.state import SheddingState, status
 from domain.shedding.view import SheddingView, redact, view
@@ -48,6 +48,10 @@ class TensShedding:
         return legal_actions(state, seat)
 
     def score(self, cards: Iterable[Card]) -> RemainingScore:
+        """Score remaining cards; refused: a card the largest deck (ten players: four decks,
+        no jokers) cannot hold."""
+        cards = tuple(cards)
+        check_in_decks(cards, decks_for(MAX_PLAYERS), 0, "Tens-shedding")
         return score(cards)
 
 

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from domain.errors import RuleViolation
-from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS
+from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GridGame
 
 pytestmark = pytest.mark.unit
 
@@ -15,6 +15,12 @@ def columns(*pairs: str) -> list[list[str]]:
     """`"AS/AH"` is a column, top card (row 0) first."""
     tops, bottoms = zip(*(pair.split("/") for pair in pairs), strict=True)
     return [list(tops), list(bottoms)]
+
+
+def pairs(rank: str, k: int) -> list[str]:
+    """`k` columns that are pairs of `rank`, the suits taken in turn (real decks hold them)."""
+    suits = "SHDC" * 5
+    return [f"{rank}{suits[2 * i]}/{rank}{suits[2 * i + 1]}" for i in range(k)]
 
 
 # ---- Hang Ten --------------------------------------------------------------------------------
@@ -58,7 +64,7 @@ FILLER = ["2S/3S", "4S/5S", "6S/9S", "TS/JS"]
 
 @pytest.mark.parametrize(("run", "total"), [(2, -10 + 29), (3, -10 + 14), (4, -20 + 5), (5, -20)])
 def test_hang_ten_blocks_are_taken_left_to_right_without_overlap(run: int, total: int) -> None:
-    layout = columns(*(["8S/8H"] * run + FILLER[: 5 - run]))
+    layout = columns(*(pairs("8", run) + FILLER[: 5 - run]))
     assert HANG_TEN.score(layout).total == total
     assert len(HANG_TEN.score(layout).combos) == run // 2
 
@@ -83,7 +89,7 @@ def test_tens_values_king_zero_queen_and_jack_ten() -> None:
 
 @pytest.mark.parametrize(("run", "total"), [(2, -20 + 29), (3, -30 + 14), (4, -40 + 5), (5, -50)])
 def test_tens_a_run_of_k_same_rank_pair_columns_scores_minus_ten_k(run: int, total: int) -> None:
-    layout = columns(*(["8S/8H"] * run + FILLER[: 5 - run]))
+    layout = columns(*(pairs("8", run) + FILLER[: 5 - run]))
     assert TENS.score(layout).total == total
 
 
@@ -114,10 +120,10 @@ def test_golf_same_rank_pair_columns_group_two_at_a_time_adjacent_or_not() -> No
     assert GOLF.score(columns("5S/5H", "AS/2S", "5D/5C", "3S/4S")).total == -10 + 3 + 7
 
 
-@pytest.mark.parametrize(("pairs", "points"), [(2, -10), (3, -10), (4, -20)])
-def test_golf_an_odd_pair_column_left_over_scores_zero(pairs: int, points: int) -> None:
-    layout = columns(*(["9S/9H"] * pairs + ["2S/3S"] * (4 - pairs)))
-    assert GOLF.score(layout).total == points + 5 * (4 - pairs)
+@pytest.mark.parametrize(("count", "points"), [(2, -10), (3, -10), (4, -20)])
+def test_golf_an_odd_pair_column_left_over_scores_zero(count: int, points: int) -> None:
+    layout = columns(*(pairs("9", count) + ["2S/3S", "2D/3D"][: 4 - count]))
+    assert GOLF.score(layout).total == points + 5 * (4 - count)
 
 
 def test_golf_kings_pair_like_any_rank() -> None:
@@ -178,5 +184,45 @@ def test_scoring_rejects_what_is_not_a_layout_of_cards() -> None:
     assert wrong_shape.value.code == "illegal_position"
     with pytest.raises(RuleViolation, match="2 rows of 5 cards"):
         TENS.score([["AS", "2S", "3S", "4S"], ["AS", "2S", "3S", "4S"]])
-    with pytest.raises(ValueError, match="not cards"):
+    with pytest.raises(RuleViolation, match="'ZZ' is not a card") as not_a_card:
         GOLF.score([["AS", "ZZ", "2S", "2S"], ["3S", "4S", "5S", "6S"]])
+    assert not_a_card.value.code == "card_not_available"
+
+
+# ---- what a variant cannot hold ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("game", "layout", "card"),
+    [
+        (TENS, columns("JK/AS", "2S/3S", "4S/5S", "6S/7S", "8S/9S"), "JK"),
+        (HANG_TEN, columns("JK/AS", "2S/3S", "4S/5S", "6S/7S", "8S/9S"), "JK"),
+        (BASKETBALL, columns("AS/JK", "2S/3S", "4S/5S", "6S/7S", "8S/9S"), "JK"),
+        (GOLF, columns("JK/JK", "JK/JK", "JK/JK", "JK/2S"), "JK"),  # 3 x 2 jokers at most
+        (BASKETBALL, columns("9S/9S", "9S/2S", "3S/4S", "5S/6S", "7S/8S"), "9S"),  # 2 decks
+        (TENS, columns("KD/KD", "KD/KD", "2S/3S", "4S/5S", "6S/7S"), "KD"),  # 3 decks
+        (GOLF, columns("AH/AH", "AH/AH", "2S/3S", "4S/5S"), "AH"),  # 3 decks
+        (HANG_TEN, columns("7C/7C", "7C/7C", "7C/3S", "4S/5S", "6S/8S"), "7C"),  # 4 decks
+    ],
+)
+def test_the_scorer_refuses_a_card_the_variant_cannot_hold(
+    game: GridGame, layout: list[list[str]], card: str
+) -> None:
+    with pytest.raises(RuleViolation) as refused:
+        game.score(layout)
+    assert refused.value.code == "card_not_available"
+    assert card in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("game", "layout"),
+    [
+        (GOLF, columns("JK/JK", "JK/JK", "JK/JK", "2S/3S")),  # six jokers: 6+ players
+        (HANG_TEN, columns("7C/7C", "7C/7C", "2S/3S", "4S/5S", "6S/8S")),  # four decks
+        (BASKETBALL, columns("9S/9S", "2S/3S", "4S/5S", "6S/7S", "8S/TS")),  # two decks
+    ],
+)
+def test_the_scorer_accepts_as_many_copies_as_the_largest_deck_holds(
+    game: GridGame, layout: list[list[str]]
+) -> None:
+    assert isinstance(game.score(layout).total, int)

@@ -189,3 +189,10 @@ def test_only_cards_of_the_game_can_be_scored() -> None:
         with pytest.raises(RuleViolation) as raised:
             RULES.score([card])
         assert raised.value.code == "card_not_available"
+
+
+def test_the_scorer_refuses_more_copies_of_a_card_than_four_decks_hold() -> None:
+    assert RULES.score(["KD"] * 4).total == 4 * 13
+    with pytest.raises(RuleViolation, match="one KD too many") as refused:
+        RULES.score(["AS", "KD", "KD", "KD", "KD", "KD"])
+    assert refused.value.code == "card_not_available"
