@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+import psycopg
 import pytest
 
 from events.schema.common import GameStarted
@@ -19,6 +22,7 @@ from events.store import (
     PostgresStore,
     RecordedEvent,
 )
+from events.store.embedded import _SCHEMA, FILE_NAME
 
 MakeStore = Callable[..., Awaitable[EventStore]]
 
@@ -53,6 +57,101 @@ async def make_store(
 @pytest.fixture
 async def store(make_store: MakeStore) -> EventStore:
     return await make_store()
+
+
+JUNK_HASH = hashlib.sha256(b"not the chain").digest()
+
+
+class Tamper(Protocol):
+    """Changes stored rows behind the store's back, as only a superuser (PostgreSQL) or
+    someone holding the file (embedded) can."""
+
+    async def insert(self, stream_id: str, version: int, data: str, digest: bytes) -> None:
+        """Insert a row directly, with the hash given."""
+
+    async def replace_data(self, stream_id: str, version: int, old: str, new: str) -> None:
+        """Replace `old` by `new` in the stored data of one row (its hash unchanged)."""
+
+    async def delete(self, stream_id: str, version: int) -> None: ...
+
+
+class _PostgresTamper:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    async def _run(self, *statements: tuple[str, tuple[object, ...]]) -> None:
+        async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
+            await conn.execute("SET session_replication_role = replica")  # triggers off
+            for query, params in statements:
+                await conn.execute(query.encode(), params)
+
+    async def insert(self, stream_id: str, version: int, data: str, digest: bytes) -> None:
+        await self._run(
+            (
+                "INSERT INTO events (stream_id, stream_version, event_id, type, schema_version,"
+                " data, metadata, hash) VALUES (%s, %s, %s, 'game.started', 1, %s, '{}', %s)",
+                (stream_id, version, uuid.uuid4(), data, digest),
+            )
+        )
+
+    async def replace_data(self, stream_id: str, version: int, old: str, new: str) -> None:
+        await self._run(
+            (
+                "UPDATE events SET data = replace(data::text, %s, %s)::json"
+                " WHERE stream_id = %s AND stream_version = %s",
+                (old, new, stream_id, version),
+            )
+        )
+
+    async def delete(self, stream_id: str, version: int) -> None:
+        await self._run(
+            (
+                "DELETE FROM events WHERE stream_id = %s AND stream_version = %s",
+                (stream_id, version),
+            )
+        )
+
+
+class _EmbeddedTamper:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    async def _run(self, query: str, params: tuple[object, ...]) -> None:
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;")
+            db.execute(query, params)
+            db.executescript(f"BEGIN; {_SCHEMA} COMMIT;")  # the triggers back
+        finally:
+            db.close()
+
+    async def insert(self, stream_id: str, version: int, data: str, digest: bytes) -> None:
+        await self._run(
+            "INSERT INTO events (stream_id, stream_version, event_id, type, schema_version,"
+            " data, metadata, recorded_at, hash) VALUES (?, ?, ?, 'game.started', 1, ?, '{}',"
+            " 0, ?)",
+            (stream_id, version, str(uuid.uuid4()), data, digest),
+        )
+
+    async def replace_data(self, stream_id: str, version: int, old: str, new: str) -> None:
+        await self._run(
+            "UPDATE events SET data = replace(data, ?, ?)"
+            " WHERE stream_id = ? AND stream_version = ?",
+            (old, new, stream_id, version),
+        )
+
+    async def delete(self, stream_id: str, version: int) -> None:
+        await self._run(
+            "DELETE FROM events WHERE stream_id = ? AND stream_version = ?", (stream_id, version)
+        )
+
+
+@pytest.fixture
+def tamper(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Tamper:
+    """Tampers with the database or file that this test's stores use."""
+    if store_kind == "postgres":
+        return _PostgresTamper(request.getfixturevalue("database_url"))
+    return _EmbeddedTamper(tmp_path / FILE_NAME)
 
 
 async def settled_checkpoint(store: EventStore) -> Checkpoint:

@@ -9,10 +9,11 @@ from datetime import datetime
 import msgspec
 import pytest
 
-from events.codec import MAX_EVENT_BYTES, Codec, UpcasterRegistry
+from events.codec import GENESIS_HASH, MAX_EVENT_BYTES, Codec, UpcasterRegistry
 from events.schema import EVENT_TYPES
 from events.schema.common import GameOptions, GameStarted, HandDealt
 from events.store import (
+    ChainBroken,
     ConcurrencyError,
     EventIdConflict,
     EventStore,
@@ -21,7 +22,13 @@ from events.store import (
     NewEvent,
     StreamInfo,
 )
-from tests.integration.events.conftest import MakeStore, read_feed_until, settled_checkpoint
+from tests.integration.events.conftest import (
+    JUNK_HASH,
+    MakeStore,
+    Tamper,
+    read_feed_until,
+    settled_checkpoint,
+)
 from tests.support.event_samples import a_game, dealt, new, started, stream
 
 pytestmark = pytest.mark.integration
@@ -350,6 +357,95 @@ async def test_an_untouched_stream_verifies(store: EventStore) -> None:
     assert (verified.stream_id, verified.version) == (sid, 6)
     assert verified.head_hash == (await store.read_stream(sid))[-1].hash
     assert (await store.verify_stream(stream())).version == 0
+
+
+async def test_head_hash_is_the_stored_hash_of_the_appends_last_event(store: EventStore) -> None:
+    sid = stream()
+    first = await store.append(sid, 0, a_game(hands=2))
+    single = [new(dealt(3))]
+    second = await store.append(sid, 4, single)
+    stored = {e.version: e.hash for e in await store.read_stream(sid)}
+
+    assert first.head_hash == stored[4]
+    assert second.head_hash == stored[5]
+    await store.append(sid, 5, [new(dealt(4))])
+    retried = await store.append(sid, 4, single)  # idempotent, after the stream moved on
+    assert retried.head_hash == stored[5]
+    assert retried == second
+
+
+async def test_an_honest_stream_verifies_as_it_is_read(store: EventStore) -> None:
+    sid = stream()
+    first = await store.append(sid, 0, a_game(hands=3))
+    second = await store.append(sid, 5, [new(dealt(4)), new(dealt(5))])
+
+    verified = await store.read_stream(sid, prev_hash=GENESIS_HASH)
+
+    assert verified == await store.read_stream(sid)
+    assert [e.version for e in verified] == list(range(1, 8))
+    rest = await store.read_stream(sid, 6, prev_hash=first.head_hash)
+    assert [e.version for e in rest] == [6, 7]
+    assert rest[-1].hash == second.head_hash
+    assert await store.read_stream(sid, 8, prev_hash=second.head_hash) == []
+    page = await store.read_stream(sid, 3, limit=2, prev_hash=verified[1].hash)
+    assert [e.version for e in page] == [3, 4]
+
+
+async def test_reading_from_the_wrong_previous_hash_breaks_the_chain(store: EventStore) -> None:
+    sid = stream()
+    await store.append(sid, 0, a_game(hands=2))
+
+    with pytest.raises(ChainBroken) as caught:
+        await store.read_stream(sid, 3, prev_hash=GENESIS_HASH)
+    assert (caught.value.stream_id, caught.value.version) == (sid, 3)
+    with pytest.raises(ValueError, match="32-byte"):
+        await store.read_stream(sid, prev_hash=b"")
+
+
+async def test_a_row_inserted_directly_is_caught_at_its_version(
+    store: EventStore, tamper: Tamper
+) -> None:
+    """Given a stream read up to its head, when someone inserts the next row directly (with a
+    hash that is not its link), then a verified read fails there, from the start or from the
+    head it had read."""
+    sid = stream()
+    head = await store.append(sid, 0, [new(), new(dealt())])
+    forged = '{"type":"game.started","variant":"golf","players":2}'
+    await tamper.insert(sid, 3, forged, JUNK_HASH)
+    assert len(await store.read_stream(sid)) == 3  # an unverified read serves it
+
+    for from_version, prev_hash in ((1, GENESIS_HASH), (3, head.head_hash)):
+        with pytest.raises(ChainBroken) as caught:
+            await store.read_stream(sid, from_version, prev_hash=prev_hash)
+        assert (caught.value.stream_id, caught.value.version) == (sid, 3)
+    with pytest.raises(ChainBroken):
+        await store.verify_stream(sid)
+
+
+async def test_an_edited_row_is_caught_at_its_version(store: EventStore, tamper: Tamper) -> None:
+    sid = stream()
+    await store.append(sid, 0, a_game(hands=2))
+    before = await store.read_stream(sid)
+    await tamper.replace_data(sid, 3, '"hand":2', '"hand":7')
+    assert (await store.read_stream(sid))[2].data == dealt(7)  # unverified, it is served
+
+    for from_version in (1, 2, 3):
+        prev_hash = before[from_version - 2].hash if from_version > 1 else GENESIS_HASH
+        with pytest.raises(ChainBroken) as caught:
+            await store.read_stream(sid, from_version, prev_hash=prev_hash)
+        assert (caught.value.stream_id, caught.value.version) == (sid, 3)
+    # the links after it still hold: what was read before the edit stays good
+    assert len(await store.read_stream(sid, 4, prev_hash=before[2].hash)) == 1
+
+
+async def test_a_removed_row_is_caught_at_its_version(store: EventStore, tamper: Tamper) -> None:
+    sid = stream()
+    await store.append(sid, 0, a_game(hands=2))
+    await tamper.delete(sid, 2)
+
+    with pytest.raises(ChainBroken, match="found version 3") as caught:
+        await store.read_stream(sid, prev_hash=GENESIS_HASH)
+    assert caught.value.version == 2
 
 
 async def test_events_survive_reopening_the_store(make_store: MakeStore) -> None:

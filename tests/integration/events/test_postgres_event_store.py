@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from psycopg import conninfo
 
+from events.codec import GENESIS_HASH
 from events.store import ChainBroken, PostgresStore, StoreUnavailable, open_store
 from events.store.postgres import CHANNEL, _append_call
 from tests.integration.events.conftest import read_feed_until, settled_checkpoint
@@ -163,9 +164,75 @@ async def test_the_app_role_may_read_and_append_but_never_change(database_url: s
             "INSERT INTO events (tx_id, stream_id, stream_version, event_id, type,"
             " schema_version, data, metadata, hash) VALUES ('1', 'x', 1, gen_random_uuid(),"
             " 'game.started', 1, '{}', '{}', sha256(''))",
+            FORGED_INSERT,
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 await conn.execute(statement)
+
+
+FORGED_INSERT = (
+    "INSERT INTO events (stream_id, stream_version, event_id, type, schema_version, data,"
+    " metadata, hash) VALUES ('game:forged', 1, gen_random_uuid(), 'game.started', 1,"
+    """ '{"type":"game.started","variant":"golf","players":2}', '{}', sha256(''))"""
+)
+
+
+async def test_the_app_role_appends_through_the_function_only(
+    pg: PostgresStore, database_url: str
+) -> None:
+    """The probe of issue 7: the app role's own INSERT is refused (permission denied); the
+    function, which runs as its owner, appends for it and chains the row."""
+    sid = stream()
+    async with await raw(database_url) as conn:
+        await conn.execute("SET ROLE fairway_app")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
+            await conn.execute(FORGED_INSERT)
+        one = await append_in(conn, pg, sid)
+        query, params = _append_call(sid, 1, pg._prepare(sid, 1, [new(dealt()), new(dealt(2))]))
+        returned = await (await conn.execute(query, params)).fetchall()
+
+    stored = await pg.read_stream(sid, prev_hash=GENESIS_HASH)
+    assert [e.global_position for e in stored] == [one, *(row[1] for row in returned)]
+    assert [(row[0], row[2]) for row in returned] == [(e.version, e.hash) for e in stored[1:]]
+
+
+async def test_a_temporary_table_cannot_stand_in_for_the_events_table(
+    pg: PostgresStore, database_url: str
+) -> None:
+    """The function's search_path puts pg_temp last: a caller's temporary `events` (which
+    the default search_path would find first) is never the one written."""
+    sid = stream()
+    async with await raw(database_url) as conn:
+        await conn.execute("SET ROLE fairway_app")
+        await conn.execute("CREATE TEMPORARY TABLE events (LIKE public.events INCLUDING ALL)")
+        await append_in(conn, pg, sid)  # the one-event overload
+        query, params = _append_call(sid, 1, pg._prepare(sid, 1, [new(dealt()), new(dealt(2))]))
+        await conn.execute(query, params)  # the array one
+        temporary = await (await conn.execute("SELECT count(*) FROM pg_temp.events")).fetchone()
+    assert temporary == (0,)
+    assert len(await pg.read_stream(sid, prev_hash=GENESIS_HASH)) == 3
+
+
+async def test_the_append_function_runs_as_its_owner_with_a_pinned_search_path(
+    database_url: str,
+) -> None:
+    async with await raw(database_url) as conn:
+        rows = await (
+            await conn.execute(
+                "SELECT p.prosecdef, p.proconfig, pg_get_userbyid(p.proowner),"
+                " has_function_privilege('fairway_app', p.oid, 'EXECUTE'),"
+                " coalesce(p.proacl::text[], '{}')"
+                " FROM pg_proc p WHERE p.proname = 'fairway_append'"
+            )
+        ).fetchall()
+        (owner,) = await (await conn.execute("SELECT current_user")).fetchone() or ("",)
+    assert len(rows) == 2
+    for definer, config, function_owner, app_may_run, acl in rows:
+        assert definer is True
+        assert config == ["search_path=pg_catalog, public, pg_temp"]
+        assert function_owner == owner
+        assert app_may_run is True
+        assert not any(item.startswith("=") for item in acl), "PUBLIC may execute it"
 
 
 async def test_an_unreachable_database_is_store_unavailable() -> None:

@@ -1,0 +1,66 @@
+"""Verifying a stream's rows as the continuation of a hash chain (`verify_chain`), as both
+stores do on `read_stream(..., prev_hash=...)` and `verify_stream`."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from events.codec import GENESIS_HASH, canonical_bytes, chain_hash
+from events.store.base import ChainBroken, verify_chain
+
+pytestmark = pytest.mark.unit
+
+SID = "game:unit"
+
+
+def chained(count: int, prev: bytes = GENESIS_HASH, first: int = 1) -> list[tuple[Any, ...]]:
+    """Honest rows in the stores' row layout (event id as a UUID, as PostgreSQL returns it)."""
+    rows = []
+    for version in range(first, first + count):
+        event_id = uuid.uuid4()
+        data, metadata = f'{{"type":"hand.dealt","hand":{version}}}', '{"seat":0}'
+        canonical = canonical_bytes(
+            SID, version, str(event_id), "hand.dealt", 1, data.encode(), metadata.encode()
+        )
+        prev = chain_hash(prev, canonical)
+        rows.append((version, 0, SID, version, event_id, "hand.dealt", 1, data, metadata, 0, prev))
+    return rows
+
+
+def test_honest_rows_verify_and_give_the_head_hash() -> None:
+    rows = chained(5)
+    assert verify_chain(SID, 1, GENESIS_HASH, rows) == rows[-1][10]
+    assert verify_chain(SID, 3, rows[1][10], rows[2:]) == rows[-1][10]
+    assert verify_chain(SID, 6, rows[-1][10], []) == rows[-1][10]
+
+
+def test_an_event_id_stored_as_text_verifies_the_same() -> None:
+    rows = [(*row[:4], str(row[4]), *row[5:]) for row in chained(3)]
+    assert verify_chain(SID, 1, GENESIS_HASH, rows) == rows[-1][10]
+
+
+@pytest.mark.parametrize(
+    ("change", "version", "reason"),
+    [
+        (lambda rows: rows.__setitem__(2, (*rows[2][:10], bytes(32))), 3, "stored hash"),
+        (lambda rows: rows.__setitem__(1, (*rows[1][:7], '{"hand":9}', *rows[1][8:])), 2, "hash"),
+        (lambda rows: rows.__setitem__(3, (*rows[3][:8], '{"seat":1}', *rows[3][9:])), 4, "hash"),
+        (lambda rows: rows.__delitem__(1), 2, "found version 3"),
+    ],
+)
+def test_the_first_bad_link_is_named(change: Any, version: int, reason: str) -> None:
+    rows = chained(5)
+    change(rows)
+    with pytest.raises(ChainBroken, match=reason) as caught:
+        verify_chain(SID, 1, GENESIS_HASH, rows)
+    assert (caught.value.stream_id, caught.value.version) == (SID, version)
+
+
+def test_rows_that_do_not_follow_the_given_hash_are_refused() -> None:
+    rows = chained(4)
+    with pytest.raises(ChainBroken) as caught:
+        verify_chain(SID, 3, rows[0][10], rows[2:])  # the hash at version 1, not 2
+    assert caught.value.version == 3
