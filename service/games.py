@@ -1,167 +1,312 @@
-"""Commands over HTTP, in one place: load the game, decide, append with the expected version.
+"""Commands over HTTP: load the game, decide, append with the expected version.
 
 Correctness never depends on this process: the cache is only a head start, every append
-names the version it was decided against, and a conflict reloads and decides again.
+names the version it was decided against, and a conflict reloads and decides again. Each
+command is two small functions (who is asking, and what it causes); `_run` holds what they
+share: the game's lock, the idempotent replay, If-Match, the retries.
 """
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import uuid
-from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain.decider import Decider
 from domain.errors import RuleViolation
 from domain.variants import decider_for
 from events.schema.common import Act, DealHand, GameOptions, GameStarted
-from events.schema.lobby import GameCreated, SeatClaimed
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store import ConcurrencyError, EventIdConflict, EventStore, NewEvent
-from service.lobby import new_token, token_hash
+from service.cache import GameCache, Slot
+from service.lobby import derived_token, key_digest, new_token, token_hash
 from service.metrics import Metrics
 from service.problems import ApiError
-from service.record import IDEMPOTENCY_KEY, REQUEST_HASH, GameRecord
+from service.record import IDEMPOTENCY_KEY, IDEMPOTENCY_SCOPE, REQUEST_HASH, GameRecord, KeyUse
 
 _IDS = uuid.UUID("6f1c3a52-6a55-4d0b-9d0e-0a7f3b2c9e11")
-_CACHE_SIZE = 5_000
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What an action appended: the record after it and the versions it wrote."""
-
-    record: GameRecord
-    first_version: int
-    last_version: int
-    seat: int
 
 
 def stream_id(game_id: str) -> str:
     return f"game:{game_id}"
 
 
+@dataclass(frozen=True, slots=True)
+class Key:
+    """An `Idempotency-Key` as a command stores it: `value` is what the events' metadata
+    keeps (a digest where the key also derives a secret token), `request_hash` the body's."""
+
+    value: str
+    request_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who a command acts for: the idempotency scope of its keys, and its seat if any."""
+
+    scope: str
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    events: list[Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    answer: dict[str, Any] = field(default_factory=dict)
+    """What the caller gets back beside the events (a new seat's token), never stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    authorize: Callable[[GameRecord], Actor]
+    """Raises when the caller may not issue the command; looks at the lobby, not the play."""
+    decide: Callable[[GameRecord, Actor], Decision]
+    """What the command causes, or an ApiError / RuleViolation."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a command appended (or, replayed, had appended): the record after it, the
+    versions it wrote, and who acted."""
+
+    record: GameRecord
+    first_version: int
+    last_version: int
+    actor: Actor
+    replayed: bool = False
+    answer: dict[str, Any] = field(default_factory=dict)
+
+
 class GameService:
-    def __init__(self, store: EventStore, metrics: Metrics, retries: int = 5) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        metrics: Metrics,
+        retries: int = 5,
+        cache_events: int = 500_000,
+        cache_finished: int = 200,
+    ) -> None:
         self.store = store
         self.metrics = metrics
         self.retries = retries
-        self.cache: OrderedDict[str, GameRecord] = OrderedDict()
-        self.locks: dict[str, asyncio.Lock] = {}
+        self.cache = GameCache(cache_events, cache_finished)
 
     # ---- loading ---------------------------------------------------------------------
 
     async def load(self, game_id: str, fresh: bool = True) -> GameRecord:
         """The game's record; `fresh` catches up with events other instances wrote."""
-        record = self.cache.get(game_id)
-        if record is None:
-            stored = await self.store.read_stream(stream_id(game_id))
-            if not stored or not isinstance(stored[0].data, GameCreated):
-                raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
-            record = GameRecord.begin(game_id, stored[0].data)
-            for item in stored[1:]:
-                record.apply(item.version, item.data, item.metadata)
+        slot = self.cache.get(game_id)
+        if slot is None:
+            slot = await self._admit(game_id)
         elif fresh:
-            for item in await self.store.read_stream(stream_id(game_id), record.version + 1):
-                record.apply(item.version, item.data, item.metadata)
-        self.cache[game_id] = record
-        self.cache.move_to_end(game_id)
-        if len(self.cache) > _CACHE_SIZE:
-            evicted, _ = self.cache.popitem(last=False)
-            self.locks.pop(evicted, None)
-        return record
+            await self._catch_up(slot)
+        return slot.record
+
+    async def _admit(self, game_id: str) -> Slot:
+        """Read a game not in the cache; only a game that exists gets a slot."""
+        stored = await self.store.read_stream(stream_id(game_id))
+        if not stored or not isinstance(stored[0].data, GameCreated):
+            raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
+        record = GameRecord.begin(game_id, stored[0].data)
+        record.head_hash = stored[0].hash
+        for item in stored[1:]:
+            record.apply(item.version, item.data, item.metadata, item.hash)
+        slot = self.cache.admit(record)
+        if slot.record is not record:  # another request admitted it meanwhile
+            await self._catch_up(slot)
+        return slot
+
+    async def _catch_up(self, slot: Slot) -> None:
+        record = slot.record
+        for item in await self.store.read_stream(stream_id(record.game_id), record.version + 1):
+            record.apply(item.version, item.data, item.metadata, item.hash)
+        self.cache.account(slot)
+
+    async def _slot(self, game_id: str) -> Slot:
+        return self.cache.get(game_id) or await self._admit(game_id)
+
+    # ---- the one command path --------------------------------------------------------
+
+    async def _run(
+        self, game_id: str, command: Command, key: Key | None = None, if_match: int | None = None
+    ) -> Outcome:
+        """Decide and append `command`. The first attempt trusts the cached record; a refusal
+        or a conflict on it is never final: the record catches up with the store and the
+        command is decided again, so a stale instance never refuses what the game allows."""
+        slot = await self._slot(game_id)
+        async with slot.lock:
+            fresh = key is not None  # a retried request must see its first answer
+            for _ in range(self.retries):
+                if fresh:
+                    await self._catch_up(slot)
+                record = slot.record
+                try:
+                    actor = command.authorize(record)
+                    if key is not None and (used := record.keys.get((actor.scope, key.value))):
+                        return self._replay(record, actor, key, used)
+                    _check_if_match(record, if_match)
+                    decision = command.decide(record, actor)
+                except (ApiError, RuleViolation):
+                    if fresh:
+                        raise
+                    fresh = True
+                    continue
+                try:
+                    first, last = await self._append(slot, actor, decision, key)
+                except (ConcurrencyError, EventIdConflict):
+                    self.metrics.count("append_conflicts")
+                    fresh = True
+                    continue
+                self.metrics.count("commands")
+                return Outcome(record, first, last, actor, answer=decision.answer)
+        raise ApiError(409, "conflict", "the game changed concurrently too often; retry")
+
+    def _replay(self, record: GameRecord, actor: Actor, key: Key, used: KeyUse) -> Outcome:
+        if used.request_hash != key.request_hash:
+            raise ApiError(
+                422, "idempotency_key_reused", "this Idempotency-Key was used for another request"
+            )
+        self.metrics.count("idempotent_replays")
+        return Outcome(record, used.first_version, used.last_version, actor, replayed=True)
 
     async def _append(
         self,
-        record: GameRecord,
-        events: list[Any],
-        metadata: dict[str, Any],
-        ids: list[uuid.UUID],
-        reread: bool = False,
+        slot: Slot,
+        actor: Actor,
+        decision: Decision,
+        key: Key | None,
     ) -> tuple[int, int]:
-        """Append at the record's version and fold the events into the record.
-
-        `reread`: fold what the store holds instead of what was decided here, because an
-        idempotent retry returns the events stored the first time (a fresh deal's seed, say,
-        differs from the one just drawn).
-        """
+        """Append at the record's version and fold the events in. With a key the event ids
+        are derived from it, and what the store holds is folded instead of what was decided
+        here: a retry that another instance stored first returns that instance's events."""
+        record, events = slot.record, decision.events
+        metadata = dict(decision.metadata)
+        if key is None:
+            ids = [uuid.uuid4() for _ in events]
+        else:
+            metadata |= {
+                IDEMPOTENCY_KEY: key.value,
+                IDEMPOTENCY_SCOPE: actor.scope,
+                REQUEST_HASH: key.request_hash,
+            }
+            ids = [
+                uuid.uuid5(_IDS, f"{record.game_id}|{actor.scope}|{key.value}|{i}")
+                for i in range(len(events))
+            ]
         new = [
             NewEvent(event_id=i, event=e, metadata=metadata)
             for i, e in zip(ids, events, strict=True)
         ]
         result = await self.store.append(stream_id(record.game_id), record.version, new)
-        if reread:
-            await self.load(record.game_id)
+        if key is not None:
+            await self._catch_up(slot)
         else:
             for offset, event in enumerate(events):
                 record.apply(result.first_version + offset, event, metadata)
+            if record.version == result.last_version:
+                record.head_hash = result.head_hash
+            self.cache.account(slot)
         return result.first_version, result.last_version
 
     # ---- the lobby -------------------------------------------------------------------
 
     async def create(
-        self, variant: str, seats: int, options: GameOptions, title: str
+        self, variant: str, seats: int, options: GameOptions, title: str, key: str | None = None
     ) -> tuple[GameRecord, str]:
-        decider = decider_for(variant)
-        decider.initial_state(seats, options)  # raises invalid_config for a bad count/option
-        creator_token = new_token()
-        game_id = secrets.token_hex(8)
+        """Open a game; returns its record and the creator's token. With a key, the game id,
+        the event id and the token derive from it, so a retry returns the same game."""
+        decider_for(variant).initial_state(seats, options)  # invalid_config for bad options
+        if key is None:
+            game_id, creator_token, event_id = secrets.token_hex(8), new_token(), uuid.uuid4()
+        else:
+            game_id = derived_token("game-id", key)[:16]
+            creator_token = derived_token("creator-token", key)
+            event_id = uuid.uuid5(_IDS, f"create|{key_digest(key)}")
         created = GameCreated(variant, seats, options, token_hash(creator_token), title)
-        await self.store.append(
-            stream_id(game_id), 0, [NewEvent(event_id=uuid.uuid4(), event=created, metadata={})]
-        )
+        try:
+            result = await self.store.append(
+                stream_id(game_id), 0, [NewEvent(event_id=event_id, event=created, metadata={})]
+            )
+        except (EventIdConflict, ConcurrencyError):
+            raise ApiError(
+                422, "idempotency_key_reused", "this Idempotency-Key was used for another game"
+            ) from None
         record = GameRecord.begin(game_id, created)
-        self.cache[game_id] = record
-        return record, creator_token
+        record.head_hash = result.head_hash
+        return self.cache.admit(record).record, creator_token
 
-    async def claim(self, game_id: str, seat: int | None, name: str) -> tuple[GameRecord, int, str]:
-        async with self._lock(game_id):
-            for _ in range(self.retries):
-                record = await self.load(game_id)
-                if record.started:
-                    raise ApiError(409, "game_already_started", "seats close when the game starts")
-                free = record.lobby.free_seats()
-                if seat is None:
-                    if not free:
-                        raise ApiError(409, "no_free_seat", "every seat has been claimed")
-                    seat = free[0]
-                elif not 0 <= seat < record.lobby.seats:
-                    raise RuleViolation("invalid_seat", f"seats are 0..{record.lobby.seats - 1}")
-                elif seat not in free:
-                    raise ApiError(409, "seat_taken", f"seat {seat} has been claimed")
-                token = new_token()
-                event = SeatClaimed(seat, name, token_hash(token))
-                try:
-                    await self._append(record, [event], {"seat": seat}, [uuid.uuid4()])
-                except ConcurrencyError:
-                    continue
-                return record, seat, token
-        raise ApiError(409, "conflict", "the lobby changed concurrently too often; retry")
+    async def claim(
+        self, game_id: str, seat: int | None, name: str, key: str | None = None
+    ) -> tuple[Outcome, int, str]:
+        """Take a seat; returns the outcome, the seat and its token. With a key the token
+        derives from it, so a retried claim whose answer was lost gets the same seat back."""
+        stored_key = None if key is None else Key(key_digest(key), f"{seat}|{name}")
 
-    async def start(self, game_id: str, creator_token: str) -> GameRecord:
-        async with self._lock(game_id):
-            for _ in range(self.retries):
-                record = await self.load(game_id)
-                if not record.lobby.is_creator(creator_token):
-                    raise ApiError(403, "not_creator", "only the game's creator may start it")
-                if record.started:
-                    raise ApiError(409, "game_already_started", "the game has already started")
-                if record.lobby.free_seats():
-                    raise ApiError(
-                        409, "seats_unclaimed", f"unclaimed seats: {record.lobby.free_seats()}"
-                    )
-                lobby = record.lobby
-                started = GameStarted(lobby.variant, lobby.seats, lobby.options)
-                decider = decider_for(lobby.variant)
-                state = decider.initial_state(lobby.seats, lobby.options)
-                events = [started, *self._deal(decider, state)]
-                try:
-                    await self._append(record, events, {}, [uuid.uuid4() for _ in events])
-                except ConcurrencyError:
-                    continue
-                return record
-        raise ApiError(409, "conflict", "the game changed concurrently too often; retry")
+        def decide(record: GameRecord, actor: Actor) -> Decision:
+            lobby = record.lobby
+            if record.started:
+                raise ApiError(409, "game_already_started", "seats close when the game starts")
+            free = lobby.free_seats()
+            chosen = seat
+            if chosen is None:
+                if not free:
+                    raise ApiError(409, "no_free_seat", "every seat has been claimed")
+                chosen = free[0]
+            elif not 0 <= chosen < lobby.seats:
+                raise RuleViolation("invalid_seat", f"seats are 0..{lobby.seats - 1}")
+            elif chosen not in free:
+                raise ApiError(409, "seat_taken", f"seat {chosen} has been claimed")
+            token = new_token() if key is None else derived_token("seat-token", game_id, key)
+            event = SeatClaimed(chosen, name, token_hash(token))
+            return Decision([event], {"seat": chosen}, {"token": token})
+
+        outcome = await self._run(game_id, Command(_anyone("claim"), decide), stored_key)
+        claimed = outcome.record.entries[outcome.first_version - 1].event
+        if key is not None and outcome.replayed:
+            return outcome, claimed.seat, derived_token("seat-token", game_id, key)
+        return outcome, claimed.seat, outcome.answer["token"]
+
+    async def release(self, game_id: str, token: str, seat: int) -> Outcome:
+        """Free a claimed seat before the game starts: the creator may free any seat, a
+        seat's holder their own. The seat's token stops holding it."""
+
+        def authorize(record: GameRecord) -> Actor:
+            if record.lobby.is_creator(token) or record.lobby.seat_of(token) == seat:
+                return Actor("release")
+            raise ApiError(403, "not_creator", "only the creator or the seat's holder may free it")
+
+        def decide(record: GameRecord, actor: Actor) -> Decision:
+            if record.started:
+                raise ApiError(409, "game_already_started", "seats close when the game starts")
+            if not 0 <= seat < record.lobby.seats:
+                raise RuleViolation("invalid_seat", f"seats are 0..{record.lobby.seats - 1}")
+            if seat in record.lobby.free_seats():
+                raise ApiError(409, "seat_free", f"seat {seat} is not claimed")
+            return Decision([SeatReleased(seat)], {"seat": seat})
+
+        return await self._run(game_id, Command(authorize, decide))
+
+    async def start(self, game_id: str, creator_token: str, key: str | None = None) -> Outcome:
+        def authorize(record: GameRecord) -> Actor:
+            if not record.lobby.is_creator(creator_token):
+                raise ApiError(403, "not_creator", "only the game's creator may start it")
+            return Actor("start")
+
+        def decide(record: GameRecord, actor: Actor) -> Decision:
+            lobby = record.lobby
+            if record.started:
+                raise ApiError(409, "game_already_started", "the game has already started")
+            if lobby.free_seats():
+                raise ApiError(409, "seats_unclaimed", f"unclaimed seats: {lobby.free_seats()}")
+            decider = decider_for(lobby.variant)
+            state = decider.initial_state(lobby.seats, lobby.options)
+            started = GameStarted(lobby.variant, lobby.seats, lobby.options)
+            return Decision([started, *_deal(decider, state)])
+
+        stored_key = None if key is None else Key(key, "")
+        return await self._run(game_id, Command(authorize, decide), stored_key)
 
     # ---- play ------------------------------------------------------------------------
 
@@ -175,93 +320,24 @@ class GameService:
         request_hash: str = "",
         if_match: int | None = None,
     ) -> Outcome:
-        """Decide `action` for the token's seat and append its events.
+        """Decide `action` for the token's seat and append its events (and the next deal
+        when they end a hand)."""
 
-        The first attempt trusts this process's cached record; a refusal or a conflict on a
-        cached record is never final: the record catches up with the store and the action is
-        decided again, so a stale instance never rejects what the current game allows.
-        """
-        async with self._lock(game_id):
-            fresh = idempotency_key is not None
-            for _ in range(self.retries):
-                record = await self.load(game_id, fresh=fresh)
-                try:
-                    prepared = self._prepare(
-                        record, token, action, idempotency_key, request_hash, if_match
-                    )
-                except (ApiError, RuleViolation):
-                    if fresh:
-                        raise
-                    fresh = True
-                    continue
-                if isinstance(prepared, Outcome):
-                    self.metrics.count("idempotent_replays")
-                    return prepared
-                seat, events, metadata, ids = prepared
-                try:
-                    first, last = await self._append(
-                        record, events, metadata, ids, reread=idempotency_key is not None
-                    )
-                except (ConcurrencyError, EventIdConflict):
-                    self.metrics.count("append_conflicts")
-                    fresh = True
-                    continue
-                self.metrics.count("actions")
-                return Outcome(record, first, last, seat)
-        raise ApiError(409, "conflict", "the game changed concurrently too often; retry")
+        def authorize(record: GameRecord) -> Actor:
+            seat = self.seat_for(record, token)
+            return Actor(f"seat:{seat}", seat)
 
-    def _prepare(
-        self,
-        record: GameRecord,
-        token: str,
-        action: Any,
-        idempotency_key: str | None,
-        request_hash: str,
-        if_match: int | None,
-    ) -> Outcome | tuple[int, list[Any], dict[str, Any], list[uuid.UUID]]:
-        """The events to append, or the earlier outcome of a retried request."""
-        seat = self.seat_for(record, token)
-        if idempotency_key is not None:
-            used = record.keys.get((seat, idempotency_key))
-            if used is not None:
-                if used.request_hash != request_hash:
-                    raise ApiError(
-                        422,
-                        "idempotency_key_reused",
-                        "this Idempotency-Key was used for another request",
-                    )
-                return Outcome(record, used.first_version, used.last_version, seat)
-        if if_match is not None and if_match != record.version:
-            raise ApiError(
-                409,
-                "stale_version",
-                f"If-Match {if_match} but the game is at version {record.version}",
-            )
-        decider, state = self._playing(record)
-        self._check_action_type(decider, action)
-        events = self._decide(decider, state, Act(seat, action))
-        metadata: dict[str, Any] = {"seat": seat}
-        if idempotency_key is None:
-            return seat, events, metadata, [uuid.uuid4() for _ in events]
-        metadata |= {IDEMPOTENCY_KEY: idempotency_key, REQUEST_HASH: request_hash}
-        ids = [
-            uuid.uuid5(_IDS, f"{record.game_id}|{seat}|{idempotency_key}|{i}")
-            for i in range(len(events))
-        ]
-        return seat, events, metadata, ids
+        def decide(record: GameRecord, actor: Actor) -> Decision:
+            assert actor.seat is not None
+            decider, state = _playing(record)
+            _check_action_type(decider, action)
+            events = list(decider.decide(state, Act(actor.seat, action)))
+            for event in events:
+                state = decider.evolve(state, event)
+            return Decision(events + _deal(decider, state), {"seat": actor.seat})
 
-    def _decide(self, decider: Decider, state: Any, command: Act) -> list[Any]:
-        """The action's events, followed by the next deal when they end a hand."""
-        events = list(decider.decide(state, command))
-        for event in events:
-            state = decider.evolve(state, event)
-        return events + self._deal(decider, state)
-
-    @staticmethod
-    def _deal(decider: Decider, state: Any) -> list[Any]:
-        if decider.status(state).phase != "awaiting_deal":
-            return []
-        return list(decider.decide(state, DealHand(secrets.token_bytes(32).hex())))
+        key = None if idempotency_key is None else Key(idempotency_key, request_hash)
+        return await self._run(game_id, Command(authorize, decide), key, if_match)
 
     @staticmethod
     def seat_for(record: GameRecord, token: str) -> int:
@@ -270,23 +346,37 @@ class GameService:
             raise ApiError(401, "invalid_token", "the token does not hold a seat in this game")
         return seat
 
-    @staticmethod
-    def _playing(record: GameRecord) -> tuple[Decider, Any]:
-        if record.decider is None:
-            raise RuleViolation("game_not_started", "the game has not started yet")
-        return record.decider, record.state
 
-    @staticmethod
-    def _check_action_type(decider: Decider, action: Any) -> None:
-        allowed = getattr(decider.action_type, "__args__", (decider.action_type,))
-        if not isinstance(action, allowed):
-            raise RuleViolation(
-                "unknown_action",
-                f"{decider.name} has no action {type(action).__name__!r}",
-            )
+# ---- what the commands share ------------------------------------------------------------
 
-    def _lock(self, game_id: str) -> asyncio.Lock:
-        lock = self.locks.get(game_id)
-        if lock is None:
-            lock = self.locks[game_id] = asyncio.Lock()
-        return lock
+
+def _anyone(scope: str) -> Callable[[GameRecord], Actor]:
+    return lambda record: Actor(scope)
+
+
+def _check_if_match(record: GameRecord, if_match: int | None) -> None:
+    if if_match is not None and if_match != record.version:
+        raise ApiError(
+            409, "stale_version", f"If-Match {if_match} but the game is at version {record.version}"
+        )
+
+
+def _deal(decider: Decider, state: Any) -> list[Any]:
+    """The next hand's deal when one is due: a fresh secret seed each time."""
+    if decider.status(state).phase != "awaiting_deal":
+        return []
+    return list(decider.decide(state, DealHand(secrets.token_bytes(32).hex())))
+
+
+def _playing(record: GameRecord) -> tuple[Decider, Any]:
+    if record.decider is None:
+        raise RuleViolation("game_not_started", "the game has not started yet")
+    return record.decider, record.state
+
+
+def _check_action_type(decider: Decider, action: Any) -> None:
+    allowed = getattr(decider.action_type, "__args__", (decider.action_type,))
+    if not isinstance(action, allowed):
+        raise RuleViolation(
+            "unknown_action", f"{decider.name} has no action {type(action).__name__!r}"
+        )

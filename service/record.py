@@ -14,10 +14,13 @@ import msgspec
 from domain.decider import Decider, Status, Viewer
 from domain.variants import start
 from events.schema.common import GameStarted, HandDealt, HandEnded
-from events.schema.lobby import GameCreated, SeatClaimed
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from service.lobby import Lobby
 
 IDEMPOTENCY_KEY = "idempotency_key"
+IDEMPOTENCY_SCOPE = "idempotency_scope"
+"""Whose key it is: `seat:N` (an action), `claim`, `start`; absent on early events, which
+were all actions (scope `seat:N` of their `seat`)."""
 REQUEST_HASH = "request_hash"
 
 
@@ -51,7 +54,11 @@ class GameRecord:
     entries: list[Entry] = field(default_factory=list)
     hand_ended_at: dict[int, int] = field(default_factory=dict)
     """The version of each hand's `hand.ended` event."""
-    keys: dict[tuple[int, str], KeyUse] = field(default_factory=dict)
+    keys: dict[tuple[str, str], KeyUse] = field(default_factory=dict)
+    """Idempotency keys used in this game, by (scope, key)."""
+    head_hash: bytes = b""
+    """The hash-chain link of the last event folded (empty when it came from an append that
+    did not report one)."""
 
     @classmethod
     def begin(cls, game_id: str, created: GameCreated) -> GameRecord:
@@ -67,13 +74,31 @@ class GameRecord:
     def status(self) -> Status | None:
         return None if self.decider is None else self.decider.status(self.state)
 
-    def apply(self, version: int, event: Any, metadata: dict[str, Any]) -> None:
-        """Fold one stored event (versions arrive in order, each exactly once)."""
+    @property
+    def finished(self) -> bool:
+        status = self.status()
+        return status is not None and status.phase == "game_over"
+
+    @property
+    def weight(self) -> int:
+        """What the record costs to keep, in events (the cache's unit of size)."""
+        return len(self.entries)
+
+    def apply(
+        self, version: int, event: Any, metadata: dict[str, Any], chain_hash: bytes = b""
+    ) -> None:
+        """Fold one stored event. Versions arrive in order; one already folded is skipped,
+        since overlapping catch-ups (two readers, or a reader and the appender) deliver the
+        same stored event more than once, and a version holds one event for ever."""
+        if version <= self.version:
+            return
         if version != self.version + 1:
             raise ValueError(f"{self.game_id}: version {version} after {self.version}")
         hand = self.entries[-1].hand if self.entries else 0
         if isinstance(event, SeatClaimed):
             self.lobby = self.lobby.claimed(event)
+        elif isinstance(event, SeatReleased):
+            self.lobby = self.lobby.released(event)
         elif isinstance(event, GameStarted):
             self.decider, self.state = start(event)
         elif self.decider is not None:
@@ -84,11 +109,15 @@ class GameRecord:
                 self.hand_ended_at[event.hand] = version
         self.entries.append(Entry(version, event, hand))
         self.version = version
+        self.head_hash = chain_hash
         key = metadata.get(IDEMPOTENCY_KEY)
-        if isinstance(key, str) and isinstance(metadata.get("seat"), int):
-            slot = (metadata["seat"], key)
-            first = self.keys[slot].first_version if slot in self.keys else version
-            self.keys[slot] = KeyUse(str(metadata.get(REQUEST_HASH)), first, version)
+        scope = metadata.get(IDEMPOTENCY_SCOPE)
+        if scope is None and isinstance(metadata.get("seat"), int):
+            scope = f"seat:{metadata['seat']}"
+        if isinstance(key, str) and isinstance(scope, str):
+            used = self.keys.get((scope, key))
+            first = used.first_version if used is not None else version
+            self.keys[(scope, key)] = KeyUse(str(metadata.get(REQUEST_HASH)), first, version)
 
     def hand_over(self, entry: Entry, as_of: int) -> bool:
         """Whether the hand `entry` belongs to had ended by version `as_of`."""

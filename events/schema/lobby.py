@@ -25,4 +25,11 @@ class SeatClaimed(msgspec.Struct, frozen=True, tag="seat.claimed"):
     token_hash: str
 
 
-EVENTS: tuple[type, ...] = (GameCreated, SeatClaimed)
+class SeatReleased(msgspec.Struct, frozen=True, tag="seat.released"):
+    """A claimed seat was given up before the game started (by the creator, or by the
+    seat's holder); its token no longer holds it and the seat is free to claim again."""
+
+    seat: int
+
+
+EVENTS: tuple[type, ...] = (GameCreated, SeatClaimed, SeatReleased)

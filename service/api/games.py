@@ -6,7 +6,7 @@ import hashlib
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import HeaderParameter, Parameter
 
@@ -23,7 +23,8 @@ from service.record import GameRecord
 Action = GridAction | SheddingAction
 
 SEAT_TOKEN = [{"seatToken": []}]
-GameId = Annotated[str, Parameter(pattern=r"^[0-9a-f]{16}$", description="The game's id")]
+# `(?![\s\S])`, the end of the text: `$` would also let a final newline through.
+GameId = Annotated[str, Parameter(pattern=r"^[0-9a-f]{16}(?![\s\S])", description="The game's id")]
 IdempotencyKey = Annotated[
     str | None,
     HeaderParameter(
@@ -33,6 +34,19 @@ IdempotencyKey = Annotated[
         pattern=r"^[\x21-\x7e]+$",
         description="Makes the action safe to retry: the same key and body give the same "
         "answer and one set of events; the same key with another body is rejected (422).",
+    ),
+]
+LobbyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        required=False,
+        min_length=16,
+        max_length=128,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Makes the request safe to retry: a retry with the same key and body "
+        "returns the first answer, secret token included. The key derives that token, so "
+        "keep it secret and unguessable (a random UUID; at least 16 characters).",
     ),
 ]
 IfMatch = Annotated[
@@ -107,11 +121,16 @@ class GameController(Controller):
         "/", operation_id="createGame", summary="Open a game", status_code=201, responses=docs.LOBBY
     )
     async def create(
-        self, data: Annotated[s.CreateGame, docs.CREATE_GAME], games: NamedDependency[GameService]
+        self,
+        data: Annotated[s.CreateGame, docs.CREATE_GAME],
+        games: NamedDependency[GameService],
+        idempotency_key: LobbyKey = None,
     ) -> s.GameOpened:
         options = data.options or GameOptions()
-        record, token = await games.create(data.variant, data.seats, options, data.title)
-        return s.GameOpened(record.game_id, token, record.version, data.variant, data.seats)
+        record, token = await games.create(
+            data.variant, data.seats, options, data.title, idempotency_key
+        )
+        return s.GameOpened(record.game_id, token, 1, data.variant, data.seats)
 
     @get(
         "/{game_id:str}",
@@ -137,9 +156,28 @@ class GameController(Controller):
         game_id: GameId,
         data: Annotated[s.ClaimSeat, docs.CLAIM_SEAT],
         games: NamedDependency[GameService],
+        idempotency_key: LobbyKey = None,
     ) -> s.SeatGranted:
-        record, seat, token = await games.claim(game_id, data.seat, data.name)
-        return s.SeatGranted(game_id, seat, token, record.version)
+        outcome, seat, token = await games.claim(game_id, data.seat, data.name, idempotency_key)
+        return s.SeatGranted(game_id, seat, token, outcome.last_version)
+
+    @delete(
+        "/{game_id:str}/seats/{seat:int}",
+        operation_id="releaseSeat",
+        summary="Free a claimed seat before the game starts (creator, or the seat's holder)",
+        security=SEAT_TOKEN,
+        status_code=200,
+        responses=docs.LOBBY,
+    )
+    async def release(
+        self,
+        game_id: GameId,
+        seat: Annotated[int, Parameter(ge=0, le=9, description="The seat to free")],
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+    ) -> Response[s.GameSummary]:
+        outcome = await games.release(game_id, required_token(request), seat)
+        return Response(summary(outcome.record), headers=etag(outcome.record))
 
     @post(
         "/{game_id:str}/start",
@@ -150,10 +188,14 @@ class GameController(Controller):
         responses=docs.LOBBY,
     )
     async def start(
-        self, game_id: GameId, request: Request[Any, Any, Any], games: NamedDependency[GameService]
+        self,
+        game_id: GameId,
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[s.GameSummary]:
-        record = await games.start(game_id, required_token(request))
-        return Response(summary(record), headers=etag(record))
+        outcome = await games.start(game_id, required_token(request), idempotency_key)
+        return Response(summary(outcome.record), headers=etag(outcome.record))
 
     @get(
         "/{game_id:str}/view",
@@ -224,11 +266,13 @@ class GameController(Controller):
         )
         record = outcome.record
         last = outcome.last_version
+        seat = outcome.actor.seat
+        assert seat is not None
         body = s.ActionResult(
             game_id=record.game_id,
-            seat=outcome.seat,
+            seat=seat,
             version=last,
-            events=feed(record, outcome.seat, outcome.first_version, last, last),
+            events=feed(record, seat, outcome.first_version, last, last),
             status=record.status(),
         )
         return Response(body, headers={"ETag": f'"{last}"'})

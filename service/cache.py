@@ -1,0 +1,80 @@
+"""The games this process keeps in memory, bounded by what they weigh.
+
+A slot holds one game's record and the lock that orders this process's commands on it. Slots
+exist only for games that exist (a slot is made after the stream was read), and a slot's
+record and lock are evicted together, least recently used first, never while a command holds
+the lock. The bound is a number of events, the unit a record's size grows by; finished games
+are evicted before live ones once more than `finished` of them are kept, since a finished
+game is read rarely and rebuilt from the store in one query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from service.record import GameRecord
+
+
+@dataclass(slots=True, eq=False)
+class Slot:
+    record: GameRecord
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    weight: int = 0
+    """The record's weight when the cache last accounted for it."""
+    finished: bool = False
+
+
+class GameCache:
+    def __init__(self, max_events: int, max_finished: int) -> None:
+        self.max_events = max_events
+        self.max_finished = max_finished
+        self._slots: OrderedDict[str, Slot] = OrderedDict()
+        self.events = 0
+        """The total weight of the records kept."""
+        self.finished = 0
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def get(self, game_id: str) -> Slot | None:
+        slot = self._slots.get(game_id)
+        if slot is not None:
+            self._slots.move_to_end(game_id)
+        return slot
+
+    def admit(self, record: GameRecord) -> Slot:
+        """Keep `record` (a game that exists); the slot already kept for it wins a race."""
+        slot = self._slots.get(record.game_id)
+        if slot is None:
+            slot = self._slots[record.game_id] = Slot(record)
+        self.account(slot)
+        return slot
+
+    def account(self, slot: Slot) -> None:
+        """Take note of what the slot's record weighs now, then evict down to the bounds."""
+        if self._slots.get(slot.record.game_id) is not slot:
+            return  # evicted meanwhile; the caller finishes with it and it is gone
+        weight, finished = slot.record.weight, slot.record.finished
+        self.events += weight - slot.weight
+        self.finished += int(finished) - int(slot.finished)
+        slot.weight, slot.finished = weight, finished
+        self._slots.move_to_end(slot.record.game_id)
+        if self.events > self.max_events or self.finished > self.max_finished:
+            self._evict()
+
+    def _evict(self) -> None:
+        """Finished games first while too many are kept, then the least recently used."""
+        for finished_only in (True, False):
+            for game_id, slot in list(self._slots.items()):
+                over_finished = self.finished > self.max_finished
+                if not over_finished and self.events <= self.max_events:
+                    return
+                if finished_only and not (over_finished and slot.finished):
+                    continue
+                if slot.lock.locked():
+                    continue  # a command is working on it; the store orders the rest
+                del self._slots[game_id]
+                self.events -= slot.weight
+                self.finished -= int(slot.finished)
