@@ -217,8 +217,8 @@ class EventStore(abc.ABC):
     async def _stream_rows(
         self, stream_id: str, from_version: int, limit: int | None
     ) -> list[tuple[Any, ...]]:
-        """The stream's rows from `from_version` in version order, as `_records` takes them
-        (data and metadata as their stored text)."""
+        """The stream's rows from `from_version` in version order: the columns `_records`
+        takes (data and metadata as their stored text), then the event id as stored text."""
 
     @abc.abstractmethod
     async def _start_listening(self) -> None:
@@ -349,18 +349,16 @@ class EventStore(abc.ABC):
 def verify_chain(
     stream_id: str, from_version: int, prev_hash: bytes, rows: Sequence[tuple[Any, ...]]
 ) -> bytes:
-    """Check that `rows` (as `_records` takes them) continue the chain whose hash at
+    """Check that `rows` (as `_stream_rows` returns them) continue the chain whose hash at
     `from_version - 1` is `prev_hash`; returns the hash of the last one. The canonical bytes
-    are made of the stored text: `data` and `metadata` as stored, the event id as the
-    canonical text of the uuid (which is what the database hashed: a uuid column has no
-    other spelling; the embedded store keeps the text itself)."""
+    are made of the stored text: event id, data and metadata as the database holds them."""
     version = from_version - 1
     for row in rows:
         version += 1
         if row[3] != version:
             raise ChainBroken(stream_id, version, f"found version {row[3]} instead")
         canonical = canonical_bytes(
-            stream_id, version, str(row[4]), row[5], row[6], _utf8(row[7]), _utf8(row[8])
+            stream_id, version, row[11], row[5], row[6], _utf8(row[7]), _utf8(row[8])
         )
         prev_hash = chain_hash(prev_hash, canonical)
         if prev_hash != row[10]:

@@ -215,7 +215,7 @@ class EmbeddedStore(EventStore):
     ) -> list[tuple[Any, ...]]:
         return await self._run(
             self._fetch,
-            f"SELECT {_COLUMNS} FROM events WHERE stream_id = ? AND stream_version >= ?"
+            f"SELECT {_COLUMNS}, event_id FROM events WHERE stream_id = ? AND stream_version >= ?"
             " ORDER BY stream_version LIMIT ?",
             (stream_id, from_version, -1 if limit is None else limit),
         )

@@ -60,8 +60,9 @@ _COLUMNS: Final = (
     "global_position, tx_id::text::int8, stream_id, stream_version, event_id, type,"
     " schema_version, data::text, metadata::text, recorded_at, hash"
 )
-_READ_STREAM: Final = (
-    f"SELECT {_COLUMNS} FROM events WHERE stream_id = %s::text AND stream_version >= %s::int4"
+_READ_STREAM: Final = (  # then the event id's text, which the hash chain covers
+    f"SELECT {_COLUMNS}, event_id::text FROM events"
+    " WHERE stream_id = %s::text AND stream_version >= %s::int4"
     " ORDER BY stream_version LIMIT %s::int8"
 )
 _STREAM_VERSION: Final = (

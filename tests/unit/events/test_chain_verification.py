@@ -17,7 +17,8 @@ SID = "game:unit"
 
 
 def chained(count: int, prev: bytes = GENESIS_HASH, first: int = 1) -> list[tuple[Any, ...]]:
-    """Honest rows in the stores' row layout (event id as a UUID, as PostgreSQL returns it)."""
+    """Honest rows as the stores read them: the envelope's columns (the event id as a UUID),
+    then the event id's stored text."""
     rows = []
     for version in range(first, first + count):
         event_id = uuid.uuid4()
@@ -26,7 +27,8 @@ def chained(count: int, prev: bytes = GENESIS_HASH, first: int = 1) -> list[tupl
             SID, version, str(event_id), "hand.dealt", 1, data.encode(), metadata.encode()
         )
         prev = chain_hash(prev, canonical)
-        rows.append((version, 0, SID, version, event_id, "hand.dealt", 1, data, metadata, 0, prev))
+        envelope = (version, 0, SID, version, event_id, "hand.dealt", 1, data, metadata, 0, prev)
+        rows.append((*envelope, str(event_id)))
     return rows
 
 
@@ -37,15 +39,18 @@ def test_honest_rows_verify_and_give_the_head_hash() -> None:
     assert verify_chain(SID, 6, rows[-1][10], []) == rows[-1][10]
 
 
-def test_an_event_id_stored_as_text_verifies_the_same() -> None:
-    rows = [(*row[:4], str(row[4]), *row[5:]) for row in chained(3)]
-    assert verify_chain(SID, 1, GENESIS_HASH, rows) == rows[-1][10]
+def test_the_event_id_is_hashed_as_its_stored_text() -> None:
+    rows = chained(3)
+    rows[1] = (*rows[1][:11], rows[1][11].upper())  # the same uuid, spelt otherwise
+    with pytest.raises(ChainBroken) as caught:
+        verify_chain(SID, 1, GENESIS_HASH, rows)
+    assert caught.value.version == 2
 
 
 @pytest.mark.parametrize(
     ("change", "version", "reason"),
     [
-        (lambda rows: rows.__setitem__(2, (*rows[2][:10], bytes(32))), 3, "stored hash"),
+        (lambda rows: rows.__setitem__(2, (*rows[2][:10], bytes(32), rows[2][11])), 3, "hash"),
         (lambda rows: rows.__setitem__(1, (*rows[1][:7], '{"hand":9}', *rows[1][8:])), 2, "hash"),
         (lambda rows: rows.__setitem__(3, (*rows[3][:8], '{"seat":1}', *rows[3][9:])), 4, "hash"),
         (lambda rows: rows.__delitem__(1), 2, "found version 3"),
