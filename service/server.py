@@ -5,15 +5,23 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from typing import Any
 
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from service.connections import (
+    ConnectionLimits,
+    GuardedH11Protocol,
+    connection_cap,
+    raise_descriptor_limit,
+)
 from service.settings import Settings
 
 
 class _Config(uvicorn.Config):
-    """uvicorn's config, with a listening socket that knows it is TCP.
+    """uvicorn's config, with the connection limits its protocol reads and a listening socket
+    that knows it is TCP.
 
     With several workers uvicorn binds the socket itself with protocol number 0, and asyncio
     sets TCP_NODELAY only on accepted sockets whose protocol is IPPROTO_TCP; Nagle's
@@ -22,11 +30,37 @@ class _Config(uvicorn.Config):
     the real protocol.
     """
 
+    def __init__(self, app: Any, limits: ConnectionLimits, **options: Any) -> None:
+        super().__init__(app, http=GuardedH11Protocol, **options)
+        self.connection_limits = limits
+
     def bind_socket(self) -> socket.socket:
         sock = super().bind_socket()
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             return socket.socket(fileno=sock.detach())
         return sock
+
+
+def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Config:
+    """The one uvicorn configuration, for `fairway serve` and the API tests alike.
+
+    `app` is the app or its import string; `options` are uvicorn's (host, port, workers...).
+    Raises the descriptor limit first, so that the connection cap fits under it.
+    """
+    cap = connection_cap(settings.max_connections, raise_descriptor_limit(), settings.pool_size)
+    return _Config(
+        app,
+        ConnectionLimits(header_timeout=settings.header_timeout, max_connections=cap),
+        **{
+            "timeout_keep_alive": settings.keep_alive_timeout,
+            "log_level": "warning",
+            "access_log": False,
+            # The app names the client itself (FAIRWAY_TRUSTED_PROXIES); uvicorn would
+            # otherwise believe X-Forwarded-For from any loopback peer.
+            "proxy_headers": False,
+            **options,
+        },
+    )
 
 
 def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> int:
@@ -47,14 +81,13 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
             "(set DATABASE_URL for PostgreSQL)"
         )
     print(f"fairway: serving on http://{host}:{port}  (OpenAPI: /schema/openapi.json)")
-    config = _Config(
+    config = uvicorn_config(
         "service.app:create_app_from_env",
+        settings,
         factory=True,
         host=host,
         port=port,
         workers=workers,
-        log_level="warning",
-        access_log=False,
     )
     server = uvicorn.Server(config)
     try:

@@ -25,6 +25,14 @@ class Settings(msgspec.Struct, frozen=True):
     """Token bucket per client (seat token, or address when anonymous)."""
     pool_size: int = 10
     command_retries: int = 5
+    header_timeout: float = 10.0
+    """Seconds a client has to send a complete request head, counted from when the connection
+    opens or, on a kept-alive one, from the next request's first byte."""
+    keep_alive_timeout: float = 5.0
+    """Seconds an idle keep-alive connection stays open between requests."""
+    max_connections: int = 4096
+    """Open connections per worker; one more is answered 503 and closed. Lowered at start to
+    fit under the process's descriptor limit."""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -50,4 +58,9 @@ class Settings(msgspec.Struct, frozen=True):
             ),
             rate_limit_burst=int(get("FAIRWAY_RATE_LIMIT_BURST") or default.rate_limit_burst),
             pool_size=int(get("FAIRWAY_POOL_SIZE") or default.pool_size),
+            header_timeout=float(get("FAIRWAY_HEADER_TIMEOUT") or default.header_timeout),
+            keep_alive_timeout=float(
+                get("FAIRWAY_KEEP_ALIVE_TIMEOUT") or default.keep_alive_timeout
+            ),
+            max_connections=int(get("FAIRWAY_MAX_CONNECTIONS") or default.max_connections),
         )

@@ -12,6 +12,7 @@ import httpx
 import uvicorn
 
 from service.app import create_app
+from service.server import uvicorn_config
 from service.settings import Settings
 
 
@@ -25,8 +26,8 @@ def free_port() -> int:
 def running_server(settings: Settings) -> Iterator[str]:
     """Serve `create_app(settings)` with uvicorn until the block ends; yields the base URL."""
     port = free_port()
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    config = uvicorn_config(
+        create_app(settings), settings, host="127.0.0.1", port=port, lifespan="on"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="fairway-test-server", daemon=True)
