@@ -52,6 +52,12 @@ class GameCache:
         self.account(slot)
         return slot
 
+    def discard(self, game_id: str) -> None:
+        slot = self._slots.pop(game_id, None)
+        if slot is not None:
+            self.events -= slot.weight
+            self.finished -= int(slot.finished)
+
     def account(self, slot: Slot) -> None:
         """Take note of what the slot's record weighs now, then evict down to the bounds."""
         if self._slots.get(slot.record.game_id) is not slot:
@@ -75,6 +81,4 @@ class GameCache:
                     continue
                 if slot.lock.locked():
                     continue  # a command is working on it; the store orders the rest
-                del self._slots[game_id]
-                self.events -= slot.weight
-                self.finished -= int(slot.finished)
+                self.discard(game_id)

@@ -17,11 +17,20 @@ from typing import Any
 from domain.decider import Decider
 from domain.errors import RuleViolation
 from domain.variants import decider_for
+from events.codec import GENESIS_HASH
 from events.schema.common import Act, DealHand, GameOptions, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
-from events.store import ConcurrencyError, EventIdConflict, EventStore, NewEvent
+from events.store import (
+    ChainBroken,
+    ConcurrencyError,
+    EventIdConflict,
+    EventStore,
+    NewEvent,
+    RecordedEvent,
+)
 from service.cache import GameCache, Slot
 from service.lobby import derived_token, key_digest, new_token, token_hash
+from service.logging import log
 from service.metrics import Metrics
 from service.problems import ApiError
 from service.record import IDEMPOTENCY_KEY, IDEMPOTENCY_SCOPE, REQUEST_HASH, GameRecord, KeyUse
@@ -106,7 +115,7 @@ class GameService:
 
     async def _admit(self, game_id: str) -> Slot:
         """Read a game not in the cache; only a game that exists gets a slot."""
-        stored = await self.store.read_stream(stream_id(game_id))
+        stored = await self._read(game_id, 1, GENESIS_HASH)
         if not stored or not isinstance(stored[0].data, GameCreated):
             raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
         record = GameRecord.begin(game_id, stored[0].data)
@@ -120,9 +129,28 @@ class GameService:
 
     async def _catch_up(self, slot: Slot) -> None:
         record = slot.record
-        for item in await self.store.read_stream(stream_id(record.game_id), record.version + 1):
+        for item in await self._read(record.game_id, record.version + 1, record.head_hash):
             record.apply(item.version, item.data, item.metadata, item.hash)
         self.cache.account(slot)
+
+    async def _read(self, game_id: str, from_version: int, prev_hash: bytes) -> list[RecordedEvent]:
+        """The game's events from `from_version` on, checked to continue the hash chain this
+        process has verified so far. A broken chain is never served or extended: the game
+        leaves the cache, the operator hears of it, the client gets a problem."""
+        try:
+            return await self.store.read_stream(
+                stream_id(game_id), from_version, prev_hash=prev_hash
+            )
+        except ChainBroken as broken:
+            self.cache.discard(game_id)
+            self.metrics.count("chain_broken")
+            log.error("chain_broken", game_id=game_id, version=broken.version, error=str(broken))
+            raise ApiError(
+                500,
+                "history_corrupt",
+                f"the stored history of game {game_id} fails verification at version "
+                f"{broken.version}; it is not served until an operator has looked at it",
+            ) from None
 
     async def _slot(self, game_id: str) -> Slot:
         return self.cache.get(game_id) or await self._admit(game_id)
