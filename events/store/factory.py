@@ -19,9 +19,12 @@ async def open_store(
     pool_min_size: int = 2,
     pool_max_size: int = 10,
     poll_interval: float = 0.5,
+    db_timeout: float = 2.0,
 ) -> EventStore:
     """An open store; `await store.close()` (or `async with`) when done. `data_dir` holds
-    the embedded store's file and is not used with PostgreSQL."""
+    the embedded store's file and is not used with PostgreSQL. `db_timeout`: the longest
+    one PostgreSQL operation may take, the wait for a pooled connection included, before it
+    raises `StoreUnavailable` (a database that goes silent holds no request longer)."""
     if database_url:
         return await PostgresStore.open(
             database_url,
@@ -29,5 +32,6 @@ async def open_store(
             min_size=pool_min_size,
             max_size=pool_max_size,
             poll_interval=poll_interval,
+            timeout=db_timeout,
         )
     return await EmbeddedStore.open(Path(data_dir), codec=codec, poll_interval=poll_interval)

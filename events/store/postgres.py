@@ -7,6 +7,10 @@ one round trip, prepared. Once it has committed, a notifier task sends
 serialise every commit), one NOTIFY for a whole burst of appends. The feed reads only rows of
 transactions older than the snapshot's xmin, which have all ended: a transaction that commits
 late is never skipped (docs/EVENT_STORE.md).
+
+A database that goes silent holds no caller for long: every operation ends within `timeout`
+of asking, the wait for a pooled connection included, or raises `StoreUnavailable`; libpq's
+connect timeout, TCP keepalives and a server-side `statement_timeout` bound the rest.
 """
 
 from __future__ import annotations
@@ -14,7 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+import math
+import os
+import select
+import socket
+from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
 from typing import Any, Final, LiteralString
 
@@ -44,6 +52,20 @@ from events.store.base import (
 log = logging.getLogger(__name__)
 
 CHANNEL: Final = "fairway_events"
+
+_KEEPALIVES: Final = {  # an idle connection across a dead network is found within ~20 s
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 3,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10_000,  # ms that sent bytes may stay unacknowledged
+}
+_RECONNECT_FOR: Final = 5.0
+"""The pool retries a lost connection's replacement for this long (back-off 1 s, 2 s...),
+then gives up; the next request that waits asks for a fresh one. So the pool heals within
+seconds of the database's return however long it was away, with no restart."""
+_LISTEN_CHECK: Final = 5.0
+"""After this many quiet seconds the listener checks that its connection still answers."""
 
 _APPEND: Final = (
     "SELECT stream_version, global_position, hash FROM fairway_append("
@@ -111,6 +133,71 @@ def _append_call(
     )
 
 
+def _connection_settings(database_url: str, timeout: float) -> dict[str, Any]:
+    """libpq settings for every connection; the URL's own (and PGOPTIONS) win."""
+    given = conninfo.conninfo_to_dict(database_url)
+    settings: dict[str, Any] = {
+        "autocommit": True,
+        "prepare_threshold": 0,
+        "client_encoding": "UTF8",
+    }
+    bounds = {"connect_timeout": max(2, math.ceil(timeout)), **_KEEPALIVES}  # libpq's least: 2
+    settings |= {name: value for name, value in bounds.items() if name not in given}
+    options = str(given.get("options") or os.environ.get("PGOPTIONS", ""))
+    if "statement_timeout" not in options:  # the server gives up too when the client has
+        statement_timeout = f"-c statement_timeout={math.ceil(timeout * 1000)}"
+        settings["options"] = f"{options} {statement_timeout}".strip()
+    return settings
+
+
+def _lost(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """Whether an idle connection is gone, without a round trip: an idle connection has
+    nothing to read, so anything there (an end of file, a terminated backend's farewell)
+    means the server has closed it."""
+    if conn.closed:
+        return True
+    poller = select.poll()
+    poller.register(conn.pgconn.socket, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+class _Deadline:
+    """Ends the block's wait on `conn` at `deadline` (the event loop's clock): the socket is
+    shut down under psycopg, whose wait then fails at once, leaving the connection broken
+    for good (the pool discards it). Cancelling the waiting task instead would send psycopg
+    down its cancel path, which itself waits seconds for the silent server."""
+
+    __slots__ = ("conn", "expired", "timeout", "timer")
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], deadline: float, timeout: float) -> None:
+        self.conn = conn
+        self.timeout = timeout
+        self.expired = False
+        self.timer = asyncio.get_running_loop().call_at(deadline, self._abort)
+
+    def _abort(self) -> None:
+        self.expired = True
+        with (
+            contextlib.suppress(OSError, psycopg.Error),
+            socket.socket(fileno=os.dup(self.conn.pgconn.socket)) as sock,
+        ):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.timer.cancel()
+        if self.expired and isinstance(exc, psycopg.Error | OSError):
+            # An append's outcome is unknown: it may have committed. Never report success;
+            # the client retries with the same event ids (its Idempotency-Key).
+            raise StoreUnavailable(
+                f"the event store did not answer within {self.timeout:g} s"
+            ) from None
+
+
 class _Translate:
     """Turns psycopg and pool errors into the store's own; nothing psycopg leaves here."""
 
@@ -162,10 +249,13 @@ class PostgresStore(EventStore):
         codec: Codec,
         poll_interval: float,
         notify_delay: float = 0.0,
+        timeout: float = 2.0,
     ) -> None:
         super().__init__(codec, poll_interval)
         self._pool = pool
         self._url = database_url
+        self._timeout = timeout
+        self._settings = _connection_settings(database_url, timeout)
         self._listener: asyncio.Task[None] | None = None
         self._notifier: asyncio.Task[None] | None = None
         self._notify_due = asyncio.Event()
@@ -181,16 +271,14 @@ class PostgresStore(EventStore):
         max_size: int = 10,
         poll_interval: float = 0.5,
         notify_delay: float = 0.002,
-        timeout: float = 10.0,
+        timeout: float = 2.0,
+        startup_timeout: float = 10.0,
     ) -> PostgresStore:
-        settings: dict[str, Any] = {
-            "autocommit": True,
-            "prepare_threshold": 0,
-            "client_encoding": "UTF8",
-        }
+        """`timeout`: the longest one operation may take, the wait for a pooled connection
+        included; past it the operation raises `StoreUnavailable`. `startup_timeout`: how
+        long to wait for the pool's first connections."""
+        settings = _connection_settings(database_url, timeout)
         try:  # fail fast, and with the server's own reason (refused, no such database...)
-            if "connect_timeout" not in conninfo.conninfo_to_dict(database_url):
-                settings["connect_timeout"] = max(1, round(timeout))
             probe = await psycopg.AsyncConnection.connect(database_url, **settings)
             await probe.close()
         except (psycopg.Error, OSError) as exc:
@@ -201,16 +289,18 @@ class PostgresStore(EventStore):
             min_size=min_size,
             max_size=max_size,
             timeout=timeout,
+            reconnect_timeout=_RECONNECT_FOR,
             open=False,
             name="fairway-events",
             kwargs=settings,
         )
         try:
-            await pool.open(wait=True, timeout=timeout)
+            await pool.open(wait=True, timeout=startup_timeout)
         except (psycopg.Error, OSError) as exc:
             await pool.close()
             raise StoreUnavailable(f"cannot reach the event store database: {exc}") from None
-        return cls(pool, database_url, codec or default_codec(), poll_interval, notify_delay)
+        codec = codec or default_codec()
+        return cls(pool, database_url, codec, poll_interval, notify_delay, timeout)
 
     async def close(self) -> None:
         for task in (self._listener, self._notifier):
@@ -231,7 +321,7 @@ class PostgresStore(EventStore):
         prepared = self._prepare(stream_id, expected_version, events)
         query, params = _append_call(stream_id, expected_version, prepared)
         with _Translate(stream_id, expected_version):
-            async with self._pool.connection() as conn:
+            async with self._connection() as conn:
                 rows = await (await conn.execute(query, params)).fetchall()
         self._notify_soon()
         rows.sort()
@@ -259,10 +349,11 @@ class PostgresStore(EventStore):
     async def _notify(self) -> bool:
         """Outside any append transaction. A failure loses nothing: readers also poll."""
         try:
-            async with self._pool.connection() as conn:
-                await conn.execute(_NOTIFY)
+            with _Translate():
+                async with self._connection() as conn:
+                    await conn.execute(_NOTIFY)
             return True
-        except (psycopg.Error, OSError) as exc:
+        except StoreError as exc:
             log.warning("NOTIFY after an append failed: %s", exc)
             return False
 
@@ -294,9 +385,27 @@ class PostgresStore(EventStore):
 
     async def _fetch(self, query: LiteralString, params: Sequence[object]) -> list[tuple[Any, ...]]:
         with _Translate():
-            async with self._pool.connection() as conn:
+            async with self._connection() as conn:
                 cursor = await conn.execute(query, params, binary=True)
                 return await cursor.fetchall()
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection for one operation, which must end within `timeout` of asking
+        (see `_Deadline`). Connections the server has closed are passed over."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout
+        while True:
+            conn = await self._pool.getconn(timeout=max(0.0, deadline - loop.time()))
+            if not _lost(conn):
+                break
+            await conn.close()
+            await self._pool.putconn(conn)  # closed: the pool connects a replacement
+        try:
+            with _Deadline(conn, deadline, self._timeout):
+                yield conn
+        finally:
+            await self._pool.putconn(conn)
 
     # ---- waking readers ---------------------------------------------------------------------
 
@@ -305,19 +414,25 @@ class PostgresStore(EventStore):
             self._listener = asyncio.create_task(self._listen(), name="fairway-events-listen")
 
     async def _listen(self) -> None:
-        """LISTEN on a connection of its own; wake waiters on every notification. On a lost
-        connection, reconnect with a back-off (waiters poll meanwhile)."""
+        """LISTEN on a connection of its own; wake waiters on every notification. A quiet
+        connection is checked every few seconds (a silent network would hold it forever). On
+        a lost connection, reconnect with a back-off (waiters poll meanwhile)."""
+        loop = asyncio.get_running_loop()
         backoff = 0.1
         while True:
             try:
-                conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+                conn = await psycopg.AsyncConnection.connect(self._url, **self._settings)
                 async with conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
+                    with _Deadline(conn, loop.time() + self._timeout, self._timeout):
+                        await conn.execute(f"LISTEN {CHANNEL}")
                     backoff = 0.1
                     self._wake_waiters()  # something may have been appended while away
-                    async for _ in conn.notifies():
-                        self._wake_waiters()
-            except (psycopg.Error, OSError) as exc:
+                    while True:
+                        async for _ in conn.notifies(timeout=_LISTEN_CHECK):
+                            self._wake_waiters()
+                        with _Deadline(conn, loop.time() + self._timeout, self._timeout):
+                            await conn.execute("")
+            except (psycopg.Error, OSError, StoreUnavailable) as exc:
                 log.warning("event feed listener lost its connection: %s", exc)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 5.0)
