@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from domain.bots.base import Chooser
 from events.schema.common import GameOptions
 
 Viewer = int | None
@@ -55,7 +56,15 @@ class Decider(Protocol):
         to has ended (then everything about it is public)."""
 
     def legal_actions(self, state: Any, seat: int) -> tuple[Any, ...]:
-        """Every action `seat` may take now; empty when it is not theirs to act."""
+        """What `seat` may do now; empty when it is not theirs to act. Each item is a concrete
+        action or an option standing for a family of them (Tens-shedding); `decide` accepts
+        every action a listed item covers and refuses every other."""
+
+    def covers(self, option: Any, action: Any) -> bool:
+        """Whether the concrete `action` is one a listed item stands for."""
+
+    def pick(self, option: Any, rng: Chooser) -> Any:
+        """A concrete action the listed item covers, drawn with `rng` (itself if concrete)."""
 
     action_type: Any
     """The tagged union of this variant's actions (tag field `type`), for decoding requests."""

@@ -52,7 +52,8 @@ def play_game(
         else:
             seat = status.to_act[rng.randrange(len(status.to_act))]
             legal = decider.legal_actions(state, seat)
-            action = bots[seat].choose(decider.view(state, seat), legal, rng)
+            choice = bots[seat].choose(decider.view(state, seat), legal, rng)
+            action = decider.pick(choice, rng)
             command = Act(seat, action)
             actions[-1] += 1
             if seat != last_seat and status.phase == "playing":

@@ -16,11 +16,14 @@ class Bot(Protocol):
     kind: str
 
     def choose(self, view: Any, legal: Sequence[Any], rng: Chooser) -> Any:
-        """One of `legal`. `view` is the seat's own view, never the full state."""
+        """One of `legal`, or a concrete action one of them covers; the caller turns an
+        option into an action with `Decider.pick`. `view` is the seat's own view, never the
+        full state."""
 
 
 class RandomBot:
-    """Uniform among the legal actions."""
+    """Uniform among the listed actions and options (`Decider.pick` then draws a concrete
+    action from an option at random)."""
 
     kind = "random"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from domain.bots.base import Chooser
 from domain.cards import check_in_decks
 from domain.decider import Status, Viewer
 from domain.errors import RuleViolation
@@ -73,7 +74,14 @@ class GridGame:
         return viewing.redact(event, viewer, hand_over)
 
     def legal_actions(self, state: GridState, seat: int) -> tuple[Any, ...]:
+        """Concrete actions only: a grid seat never has more than a dozen or so."""
         return acting.legal_actions(self.rules, state, seat)
+
+    def covers(self, option: Any, action: Any) -> bool:
+        return bool(option == action)
+
+    def pick(self, option: Any, rng: Chooser) -> Any:
+        return option
 
     def score(self, cards: Sequence[Sequence[str]]) -> LayoutScore:
         """Score `[row 0, row 1]` by this variant's scoring. Refused: a layout of the wrong

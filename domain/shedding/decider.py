@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from domain.bots.base import Chooser
 from domain.cards import Card, check_in_decks
 from domain.decider import Status, Viewer
 from domain.shedding.decide import decide
 from domain.shedding.evolve import evolve
 from domain.shedding.legal import legal_actions
+from domain.shedding.options import covers, pick
 from domain.shedding.rules import MAX_PLAYERS, MIN_PLAYERS, decks_for, rules_for
 from domain.shedding.scoring import RemainingScore, score
 from domain.shedding.state import SheddingState, status
 from domain.shedding.view import SheddingView, redact, view
 from events.schema.common import GameOptions
-from events.schema.shedding import SheddingAction
+from events.schema.shedding import SheddingAction, SheddingOption
 
 
 class TensShedding:
@@ -44,8 +46,14 @@ class TensShedding:
     def redact(self, event: Any, viewer: Viewer, hand_over: bool) -> Any:
         return redact(event, viewer, hand_over)
 
-    def legal_actions(self, state: SheddingState, seat: int) -> tuple[SheddingAction, ...]:
+    def legal_actions(self, state: SheddingState, seat: int) -> tuple[SheddingOption, ...]:
         return legal_actions(state, seat)
+
+    def covers(self, option: SheddingOption, action: SheddingAction) -> bool:
+        return covers(option, action)
+
+    def pick(self, option: SheddingOption, rng: Chooser) -> SheddingAction:
+        return pick(option, rng)
 
     def score(self, cards: Iterable[Card]) -> RemainingScore:
         """Score remaining cards; refused: a card the largest deck (ten players: four decks,

@@ -1,4 +1,5 @@
-"""A greedy Tens-shedding bot: it sees only its seat's view and the legal actions.
+"""A greedy Tens-shedding bot: it sees only its seat's view and the legal options, and
+weighs one action per distinct outcome of each (`expand`).
 
 It scores each action by the play's immediate result: completing four of a rank burns the
 pile for free; a play that passes the turn sheds points (high cards first, as many as it
@@ -13,6 +14,7 @@ from typing import Any
 
 from domain.bots.base import Chooser
 from domain.cards import Card
+from domain.shedding.options import expand
 from domain.shedding.rules import (
     BURNING_RANK,
     CARD_VALUES,
@@ -35,7 +37,8 @@ class GreedySheddingBot:
         if not isinstance(view, SheddingView) or view.viewer is None:
             raise ValueError("the greedy bot plays a seat's own Tens-shedding view")
         me = view.players[view.viewer]
-        return max(legal, key=lambda action: _worth(view, me, action))
+        actions = (action for option in legal for action in expand(option))
+        return max(actions, key=lambda action: _worth(view, me, action))
 
 
 def _worth(view: SheddingView, me: PlayerView, action: Any) -> float:

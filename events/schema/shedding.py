@@ -51,6 +51,44 @@ class EndPlay(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="end-
 
 SheddingAction = ChooseStacks | PlayCards | PlayBlind | EndPlay
 
+# ---- options: what `legal_actions` lists ---------------------------------------------------
+#
+# Enumerating every legal action would explode (1,365 choices of face-up stack cards, every
+# subset and order of a rank's cards), so a seat is offered options: an option stands for a
+# family of concrete actions, and `type` names the action to send. `play-blind` and
+# `end-play` are listed as the concrete actions themselves.
+
+RankText = Annotated[str, msgspec.Meta(pattern="^[A2-9TJQK]$", description="A rank, A..K")]
+
+
+class ChooseStacksOption(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="choose-stacks"
+):
+    """Send `{"type": "choose-stacks", "cards": [...]}` with any `count` (4) entries of
+    `cards` (your 15 non-stack cards), in any order: stack i gets the i-th. A card listed
+    twice (several decks) may be chosen twice; no entry may be used more often than listed."""
+
+    count: int
+    cards: tuple[CardText, ...]
+
+
+class PlayOption(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="play"):
+    """Send `{"type": "play", "hand": [...], "stacks": [...]}` with any combination of these
+    cards of `rank`, at least one card in all: `hand` any entries of this `hand` (a card
+    listed twice may be named twice, none more often than listed), `stacks` any of these
+    face-up stack indices, each at most once. Any order: the hand cards go onto the pile in
+    the order given, then the stack cards, the last on top. Just after a blind card was
+    turned, only its rank is offered."""
+
+    rank: RankText
+    hand: tuple[CardText, ...] = ()
+    stacks: tuple[StackIndex, ...] = ()
+
+
+SheddingOption = ChooseStacksOption | PlayOption | PlayBlind | EndPlay
+"""What `legal_actions` lists for a Tens-shedding seat: `decide` accepts every action an
+option covers, and every action it accepts is covered by a listed option."""
+
 # ---- events ---------------------------------------------------------------------------------
 
 
@@ -117,12 +155,15 @@ __all__ = [
     "BlindCardTurned",
     "CardsPlayed",
     "ChooseStacks",
+    "ChooseStacksOption",
     "EndPlay",
     "PileBurned",
     "PilePickedUp",
     "PlayBlind",
     "PlayCards",
+    "PlayOption",
     "PlayPassed",
     "SheddingAction",
+    "SheddingOption",
     "StacksChosen",
 ]

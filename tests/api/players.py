@@ -64,6 +64,24 @@ def play_step(table: Table, rng: random.Random) -> bool:
         return False
     seat = rng.choice(status["to_act"])
     legal = table.me(seat)["legal_actions"]
-    response = table.act(seat, rng.choice(legal))
+    response = table.act(seat, concrete(rng.choice(legal), rng))
     response.raise_for_status()
     return True
+
+
+def concrete(listed: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """An action to post from one item of `legal_actions`: an option (Tens-shedding's
+    `choose-stacks` with a `count`, `play` with a `rank`) becomes one of the actions it
+    covers, drawn at random (any subset, any order); a concrete action is posted as it is."""
+    if listed["type"] == "choose-stacks" and "count" in listed:
+        return {"type": "choose-stacks", "cards": rng.sample(listed["cards"], listed["count"])}
+    if listed["type"] == "play" and "rank" in listed:
+        pool = [("hand", card) for card in listed["hand"]]
+        pool += [("stacks", stack) for stack in listed["stacks"]]
+        chosen = rng.sample(pool, rng.randint(1, len(pool)))
+        return {
+            "type": "play",
+            "hand": [card for where, card in chosen if where == "hand"],
+            "stacks": [stack for where, stack in chosen if where == "stacks"],
+        }
+    return listed

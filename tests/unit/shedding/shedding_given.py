@@ -9,6 +9,7 @@ import msgspec
 
 from domain.errors import RuleViolation
 from domain.shedding import TENS_SHEDDING
+from domain.shedding.options import expand
 from domain.shedding.rules import Rules
 from domain.shedding.state import PLAYING, OpenPlay, Player, Round, SheddingState
 from domain.shuffle import commitment, derive_seed
@@ -16,6 +17,11 @@ from events.schema.common import Act, DealHand, GameOptions
 
 RULES = TENS_SHEDDING
 SEED = derive_seed(b"tens-shedding tests", 0).hex()
+
+
+def actions(state: SheddingState, seat: int) -> tuple[Any, ...]:
+    """The seat's legal options expanded: one concrete action per distinct outcome."""
+    return tuple(a for option in RULES.legal_actions(state, seat) for a in expand(option))
 
 
 def seed(index: int) -> str:
@@ -44,7 +50,7 @@ def stacks_chosen(state: SheddingState) -> SheddingState:
     """Given every player has chosen the first four of their 15 cards as face-up cards."""
     assert state.round is not None
     for seat, player in enumerate(state.round.players):
-        state = run(state, Act(seat, RULES.legal_actions(state, seat)[0]))[1]
+        state = run(state, Act(seat, actions(state, seat)[0]))[1]
         assert player.hand  # the 15 to choose from
     return state
 

@@ -16,6 +16,7 @@ from events.schema.shedding import (
     PilePickedUp,
     PlayBlind,
     PlayCards,
+    PlayOption,
     PlayPassed,
 )
 
@@ -76,11 +77,7 @@ def test_a_blind_ten_burns_the_pile_when_the_play_ends() -> None:
 def test_cards_of_the_blind_cards_rank_may_be_added_to_the_play() -> None:
     state = uncovered("4H", ["9S"], hand=["4S", "4C", "2C"])
     _, turned = run(state, Act(0, PlayBlind(1)))
-    assert set(RULES.legal_actions(turned, 0)) == {
-        EndPlay(),
-        PlayCards(hand=("4C",)),
-        PlayCards(hand=("4C", "4S")),
-    }
+    assert RULES.legal_actions(turned, 0) == (EndPlay(), PlayOption("4", ("4C", "4S")))
     events, after = run(turned, Act(0, PlayCards(hand=("4S",))))
     assert events == (CardsPlayed(0, ("4S",)), PlayPassed(0, 1))
     assert live(after).pile == ("9S", "4H", "4S")

@@ -1,13 +1,13 @@
-"""Tens-shedding, legal actions: one per rank, number of hand cards of that rank, and set
-of face-up stacks of that rank; each blind card uncovered; all of them accepted."""
+"""Tens-shedding, legal actions: one play option per rank the seat holds (its hand cards and
+face-up stacks of that rank), each uncovered blind card; every covered action accepted."""
 
 from __future__ import annotations
 
 import pytest
-from shedding_given import RULES, dealt, stacks_chosen, table
+from shedding_given import RULES, actions, dealt, rejected, stacks_chosen, table
 
 from events.schema.common import Act
-from events.schema.shedding import PlayBlind, PlayCards
+from events.schema.shedding import PlayBlind, PlayCards, PlayOption
 
 pytestmark = pytest.mark.unit
 
@@ -17,24 +17,48 @@ STATE = table(
     face_down=[["QS", "4H", "QD", "QC"], ["QS", "QH", "QD", "QC"]],
     pile=["JH"],
 )
+UP = ["KS", "KH", "KD", "KC"]
 
 
-def test_every_choice_of_rank_count_and_face_up_stacks_is_listed() -> None:
-    legal = RULES.legal_actions(STATE, 0)
-    assert set(legal) == {
-        PlayCards(hand=("2D",)),
-        PlayCards(stacks=(0,)),
-        PlayCards(hand=("5H",)),
-        PlayCards(hand=("5H",), stacks=(0,)),
-        PlayCards(hand=("5H", "5S")),
-        PlayCards(hand=("5H", "5S"), stacks=(0,)),
-        PlayCards(stacks=(2,)),
-        PlayCards(hand=("9C",)),
-        PlayCards(hand=("9C",), stacks=(2,)),
-        PlayCards(stacks=(3,)),
+def test_one_play_option_per_rank_held_and_each_uncovered_blind_card() -> None:
+    assert RULES.legal_actions(STATE, 0) == (
+        PlayOption("2", hand=("2D",)),
+        PlayOption("5", hand=("5H", "5S"), stacks=(0,)),
+        PlayOption("9", hand=("9C",), stacks=(2,)),
+        PlayOption("K", stacks=(3,)),
         PlayBlind(1),
-    }
-    assert len(legal) == 11
+    )
+
+
+def test_a_play_option_covers_every_non_empty_combination_in_any_order() -> None:
+    fives = PlayOption("5", hand=("5H", "5S"), stacks=(0,))
+    for play in (
+        PlayCards(hand=("5S",)),
+        PlayCards(hand=("5S", "5H"), stacks=(0,)),
+        PlayCards(stacks=(0,)),
+    ):
+        assert RULES.covers(fives, play)
+        assert RULES.decide(STATE, Act(0, play))
+    for play in (
+        PlayCards(),
+        PlayCards(hand=("5H", "5H")),
+        PlayCards(hand=("5D",)),
+        PlayCards(stacks=(0, 0)),
+        PlayCards(hand=("5H",), stacks=(2,)),
+    ):
+        assert not RULES.covers(fives, play)
+        assert rejected(STATE, Act(0, play))
+    nines = PlayOption("9", hand=("9C",), stacks=(2,))
+    assert not RULES.covers(fives, PlayCards(stacks=(2,)))
+    assert RULES.covers(nines, PlayCards(stacks=(2,)))
+
+
+def test_a_card_held_twice_may_be_played_twice() -> None:
+    state = table([["5H", "5H", "2D"], ["3S"]], face_up=[["5D", None, "9H", "KS"], UP], pile=["JH"])
+    (fives, *_) = [o for o in RULES.legal_actions(state, 0) if getattr(o, "rank", "") == "5"]
+    assert fives == PlayOption("5", hand=("5H", "5H"), stacks=(0,))
+    assert RULES.covers(fives, PlayCards(hand=("5H", "5H")))
+    assert RULES.decide(state, Act(0, PlayCards(hand=("5H", "5H"))))
 
 
 def test_a_seat_not_to_act_has_no_legal_action() -> None:
@@ -45,5 +69,5 @@ def test_a_seat_not_to_act_has_no_legal_action() -> None:
 def test_every_legal_action_is_accepted() -> None:
     for state in (STATE, stacks_chosen(dealt(4))):
         seat = RULES.status(state).to_act[0]
-        for action in RULES.legal_actions(state, seat):
+        for action in actions(state, seat):
             assert RULES.decide(state, Act(seat, action))

@@ -4,10 +4,10 @@ other 11 are the hand; simultaneous, in any order; play starts when all have cho
 from __future__ import annotations
 
 import pytest
-from shedding_given import RULES, dealt, live, rejected, run
+from shedding_given import RULES, actions, dealt, live, rejected, run
 
 from events.schema.common import Act
-from events.schema.shedding import ChooseStacks, PlayCards, StacksChosen
+from events.schema.shedding import ChooseStacks, ChooseStacksOption, PlayCards, StacksChosen
 
 pytestmark = pytest.mark.unit
 
@@ -30,22 +30,22 @@ def test_setup_is_simultaneous_and_in_any_order() -> None:
     assert RULES.status(state).phase == "setup"
     assert RULES.status(state).to_act == (0, 1, 2, 3)
     for seat in (2, 0, 3):
-        state = run(state, Act(seat, RULES.legal_actions(state, seat)[5]))[1]
+        state = run(state, Act(seat, actions(state, seat)[5]))[1]
     assert RULES.status(state).to_act == (1,)
     assert RULES.status(state).phase == "setup"
 
 
 def test_play_starts_when_every_player_has_chosen() -> None:
     state = dealt(2)
-    state = run(state, Act(0, RULES.legal_actions(state, 0)[0]))[1]
-    state = run(state, Act(1, RULES.legal_actions(state, 1)[0]))[1]
+    state = run(state, Act(0, actions(state, 0)[0]))[1]
+    state = run(state, Act(1, actions(state, 1)[0]))[1]
     assert RULES.status(state).phase == "playing"
     assert RULES.status(state).to_act == (live(state).first,)
 
 
 def test_stacks_are_chosen_once() -> None:
     state = dealt(2)
-    state = run(state, Act(0, RULES.legal_actions(state, 0)[0]))[1]
+    state = run(state, Act(0, actions(state, 0)[0]))[1]
     hand = live(state).players[0].hand
     assert rejected(state, Act(0, ChooseStacks(hand[:4]))) == "already_done"
     assert RULES.legal_actions(state, 0) == ()
@@ -73,16 +73,31 @@ def test_face_up_cards_come_from_the_players_own_15_cards() -> None:
 
 def test_nobody_plays_before_setup_is_complete() -> None:
     state = dealt(2)
-    state = run(state, Act(0, RULES.legal_actions(state, 0)[0]))[1]
+    state = run(state, Act(0, actions(state, 0)[0]))[1]
     card = live(state).players[0].hand[0]
     assert rejected(state, Act(0, PlayCards(hand=(card,)))) == "setup_incomplete"
 
 
 def test_the_choices_are_every_set_of_four_of_the_15() -> None:
     state = dealt(2)
-    choices = RULES.legal_actions(state, 0)
     fifteen = live(state).players[0].hand
+    assert RULES.legal_actions(state, 0) == (ChooseStacksOption(4, _sorted(fifteen)),)
+    choices = actions(state, 0)
     distinct = len(set(fifteen)) == 15  # one deck for 2 players: no identical cards
     assert distinct
     assert len(choices) == 1365
     assert len({tuple(sorted(c.cards)) for c in choices if isinstance(c, ChooseStacks)}) == 1365
+
+
+def test_any_four_of_the_15_in_any_order_are_accepted_and_covered() -> None:
+    state = dealt(2)
+    (option,) = RULES.legal_actions(state, 1)
+    fifteen = live(state).players[1].hand
+    for chosen in (fifteen[-4:], tuple(reversed(fifteen[3:7])), fifteen[::4]):
+        assert RULES.covers(option, ChooseStacks(chosen))
+        assert run(state, Act(1, ChooseStacks(chosen)))[0] == (StacksChosen(1, chosen),)
+    assert not RULES.covers(option, ChooseStacks((fifteen[0],) * 4))
+
+
+def _sorted(cards: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(cards, key=lambda card: ("A23456789TJQK".index(card[0]), card[1])))
