@@ -1,5 +1,6 @@
 """The event store: the contract, its two implementations and the factory."""
 
+from events.codec import GENESIS_HASH
 from events.store.base import (
     MAX_EVENTS_PER_APPEND,
     START,
@@ -24,6 +25,7 @@ from events.store.factory import open_store
 from events.store.postgres import PostgresStore
 
 __all__ = [
+    "GENESIS_HASH",
     "MAX_EVENTS_PER_APPEND",
     "START",
     "STREAM_ID_PATTERN",
