@@ -12,6 +12,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme, Server, Tag
 
 from events.store import EventStore, open_store
+from service.api.bodies import JsonRequest
 from service.api.games import GameController
 from service.api.ops import OpsController
 from service.api.variants import VariantController
@@ -80,7 +81,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
                 await opened.close()
             log.info("stopped")
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[GameController, VariantController, OpsController],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
@@ -89,12 +90,15 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         },
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[make_middleware(metrics, buckets)],
         openapi_config=openapi_config(),
+        request_class=JsonRequest,
         request_max_body_size=settings.max_body_bytes,
         logging_config=None,
         debug=False,
     )
+    # Around the router rather than inside each route, so that it sees every request.
+    app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
+    return app
 
 
 def create_app_from_env() -> Litestar:

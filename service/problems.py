@@ -39,6 +39,8 @@ SERVICE_CODES: dict[str, str] = {
     "malformed_request": "the body is not valid JSON",
     "invalid_request": "the body or a parameter has a wrong type, value or an unknown field",
     "body_too_large": "the request body is larger than the service accepts",
+    "body_too_deep": "the body nests arrays or objects deeper than the service accepts",
+    "unsupported_media_type": "the body must be JSON (Content-Type: application/json)",
     "token_required": "this operation needs a seat or creator token (Authorization: Bearer)",
     "invalid_token": "the token is not valid for this game",
     "not_creator": "only the game's creator may do this",
@@ -47,6 +49,7 @@ SERVICE_CODES: dict[str, str] = {
     "not_found": "no such resource",
     "method_not_allowed": "the resource does not support that method",
     "seat_taken": "that seat has already been claimed",
+    "seat_free": "that seat is not claimed",
     "no_free_seat": "every seat has been claimed",
     "seats_unclaimed": "every seat must be claimed before the game starts",
     "game_already_started": "the game has started; the lobby is closed",
@@ -55,6 +58,7 @@ SERVICE_CODES: dict[str, str] = {
     "conflict": "the game changed concurrently too often; retry",
     "rate_limited": "too many requests; wait for Retry-After seconds",
     "unavailable": "the event store is unavailable",
+    "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
@@ -130,6 +134,7 @@ _HTTP_CODES = {
     404: "not_found",
     405: "method_not_allowed",
     413: "body_too_large",
+    415: "unsupported_media_type",
     429: "rate_limited",
 }
 

@@ -22,7 +22,9 @@ class Settings(msgspec.Struct, frozen=True):
     max_body_bytes: int = 16 * 1024
     rate_limit_per_second: float = 200.0
     rate_limit_burst: int = 400
-    """Token bucket per client (seat token, or address when anonymous)."""
+    """Token bucket per client address (the peer, or what a trusted proxy reports)."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client."""
     pool_size: int = 10
     command_retries: int = 5
     header_timeout: float = 10.0
@@ -58,6 +60,9 @@ class Settings(msgspec.Struct, frozen=True):
             ),
             rate_limit_burst=int(get("FAIRWAY_RATE_LIMIT_BURST") or default.rate_limit_burst),
             pool_size=int(get("FAIRWAY_POOL_SIZE") or default.pool_size),
+            trusted_proxies=tuple(
+                p.strip() for p in (get("FAIRWAY_TRUSTED_PROXIES") or "").split(",") if p.strip()
+            ),
             header_timeout=float(get("FAIRWAY_HEADER_TIMEOUT") or default.header_timeout),
             keep_alive_timeout=float(
                 get("FAIRWAY_KEEP_ALIVE_TIMEOUT") or default.keep_alive_timeout

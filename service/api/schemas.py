@@ -9,10 +9,17 @@ import msgspec
 from domain.decider import Status
 from events.schema.common import CardText, GameOptions
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f]+$")]
-Title = Annotated[str, msgspec.Meta(max_length=80, pattern=r"^[^\x00-\x1f]*$")]
+# Names and titles are shown to other players: no control characters, no bidirectional
+# overrides or isolates, no invisible zero-width characters or line separators, and not only
+# whitespace. `(?![\s\S])` is the end of the text: `$` would also match before a final newline.
+_UNSHOWN = r"\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
+_SHOWN_TEXT = rf"\s*[^\s{_UNSHOWN}][^{_UNSHOWN}]*"
+Name = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=40, pattern=rf"^{_SHOWN_TEXT}(?![\s\S])")
+]
+Title = Annotated[str, msgspec.Meta(max_length=80, pattern=rf"^(?:{_SHOWN_TEXT})?(?![\s\S])")]
 VariantName = Annotated[
-    str, msgspec.Meta(pattern=r"^(hang-ten|tens|golf|basketball|tens-shedding)$")
+    str, msgspec.Meta(pattern=r"^(hang-ten|tens|golf|basketball|tens-shedding)(?![\s\S])")
 ]
 
 

@@ -64,10 +64,13 @@ def test_a_bad_action_body_is_refused_and_nothing_is_stored(
 ) -> None:
     seat = table.public()["status"]["to_act"][0]
     before = stored(table.game_id)
-    kwargs: dict[str, Any] = {"content": body} if isinstance(body, bytes) else {"json": body}
-    response = table.http.post(
-        f"/games/{table.game_id}/actions", headers=table.auth(seat), **kwargs
+    json = {"content-type": "application/json"}
+    kwargs: dict[str, Any] = (
+        {"content": body, "headers": table.auth(seat) | json}
+        if isinstance(body, bytes)
+        else {"json": body, "headers": table.auth(seat)}
     )
+    response = table.http.post(f"/games/{table.game_id}/actions", **kwargs)
     problem(response, status, code)
     assert stored(table.game_id) == before
 
