@@ -1,4 +1,4 @@
-"""The documented shuffle (docs/SHUFFLE.md) is what the code does."""
+"""The documented shuffle, deal and rebuilt stock (docs/SHUFFLE.md) are what the code does."""
 
 import hashlib
 from collections import Counter
@@ -6,7 +6,12 @@ from collections import Counter
 import pytest
 
 from domain.cards import JOKER, make_deck, rank_of
+from domain.grid import TENS, GridState
+from domain.shedding.deal import deal_round
+from domain.shedding.rules import Rules
 from domain.shuffle import Stream, commitment
+from events.schema.common import Act, DealHand, GameOptions
+from events.schema.grid import CardDrawn, Draw, Replace, SetupFlip, StockReshuffled
 
 pytestmark = pytest.mark.unit
 
@@ -68,3 +73,62 @@ def test_uniform_below_is_roughly_uniform() -> None:
 def test_below_refuses_an_empty_range() -> None:
     with pytest.raises(ValueError, match="positive"):
         Stream(SEED).below(0)
+
+
+# ---- the documented deal and rebuilt stock (docs/SHUFFLE.md, "Test vectors") ----------------
+
+HEX = SEED.hex()
+
+
+def cards(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+def test_the_documented_tens_shedding_deal() -> None:
+    deal = deal_round(SEED, 2, Rules(grab_min=16, grab_max=22), None)
+    assert (deal.dealer, deal.first) == (1, 0)
+    assert [p.grab for p in deal.players] == [19, 21]
+    assert [(p.face_down, p.hand) for p in deal.players] == [
+        (cards("QD TS 7D 9D"), cards("AS AH KC 9C 5H 3S 6S 8H 4C 7S TH 3H 2H 8C 4D")),
+        (cards("6C QC AC KS"), cards("KH 9S JD TC 7C JC 3D 6H TD 3C 8D KD AD 5S 4H")),
+    ]
+    assert deal.undealt == cards("7H 6D 5C 8S 4S JH 5D 9H QS 2S 2C JS 2D QH")
+
+
+def _run(state: GridState, command: object) -> tuple[GridState, tuple[object, ...]]:
+    events = TENS.decide(state, command)
+    for event in events:
+        state = TENS.evolve(state, event)
+    return state, events
+
+
+def test_the_documented_rebuilt_stock() -> None:
+    state, _ = _run(TENS.initial_state(2, GameOptions()), DealHand(HEX))
+    assert (state.dealer, state.stream_position) == (1, 52)
+    assert state.layouts == (
+        cards("QD TS 7D 9D AS AH KC 9C 5H 3S"),
+        cards("6S 8H 4C 7S TH 3H 2H 8C 4D 6C"),
+    )
+    assert state.stock[state.top :] == cards(
+        "QC AC KS KH 9S JD TC 7C JC 3D 6H TD 3C 8D KD AD 5S 4H 7H 6D 5C 8S 4S JH 5D 9H QS 2S 2C"
+        " JS 2D QH"
+    )
+    for seat in (0, 1):
+        for row, col in ((0, 0), (0, 2), (0, 4)):
+            state, _ = _run(state, Act(seat, SetupFlip(row, col)))
+    for _ in range(32):
+        state, _ = _run(state, Act(state.to_play, Draw("stock")))
+        state, _ = _run(state, Act(state.to_play, Replace(0, 0)))
+    assert state.stock_size == 0
+    assert state.to_play == 0
+    assert state.piles == (
+        cards("QD QC KS 9S TC JC 6H 3C KD 5S 7H 5C 4S 5D QS 2C"),
+        cards("6S AC KH JD 7C 3D TD 8D AD 4H 6D 8S JH 9H 2S JS"),
+    )
+    state, events = _run(state, Act(0, Draw("stock")))
+    assert events == (StockReshuffled(30), CardDrawn(0, "stock", None, "AD"))
+    assert state.stock == cards(
+        "AD 8S JC JH TD 4S 6S AC QD 7H 5D 8D QS 5S 4H 5C KS KH 3C 6H KD 2S JD 9H 6D TC 7C 3D QC 9S"
+    )
+    assert state.stream_position == 81
+    assert state.piles == (("2C",), ("JS",))
