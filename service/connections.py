@@ -6,7 +6,8 @@ connection, `/health` included, fails, and asyncio logs each failed accept. This
 
 - closes a connection whose request head is not complete `header_timeout` seconds after it
   opened (or after the first byte of a request on a kept-alive connection);
-- answers a connection above `max_connections` at once with a 503 and closes it;
+- keeps at most `max_connections`: one more closes the connection idle the longest (no
+  request in progress) or, when all are busy, is answered at once with a 503 and closed;
 - answers a request h11 cannot parse with a problem-details 400, like every other error.
 """
 
@@ -16,6 +17,7 @@ import asyncio
 import resource
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import h11
 import msgspec
@@ -63,6 +65,10 @@ def problem_bytes(status: int, code: str, detail: str) -> bytes:
     return msgspec.json.encode(problem)
 
 
+# Per server, its connections with no request in progress (new, dribbling a head, or kept
+# alive between requests), least recently active first: the first makes room when full.
+_idle: WeakKeyDictionary[ServerState, dict[GuardedH11Protocol, None]] = WeakKeyDictionary()
+_evictions = Repeats()
 _refusals = Repeats()
 
 
@@ -78,14 +84,16 @@ class GuardedH11Protocol(H11Protocol):
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self.limits: ConnectionLimits = config.connection_limits  # type: ignore[attr-defined]
+        self.idle = _idle.setdefault(server_state, {})
         self.header_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.limits.max_connections:
+        if len(self.connections) > self.limits.max_connections and not self._make_room():
             self._refuse()
-        else:
-            self._await_request_head()
+            return
+        self.idle[self] = None
+        self._await_request_head()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -93,8 +101,16 @@ class GuardedH11Protocol(H11Protocol):
             self._await_request_head()
         else:
             self._cancel_header_deadline()
+            self.idle.pop(self, None)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.idle.pop(self, None)
+            self.idle[self] = None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.idle.pop(self, None)
         self._cancel_header_deadline()
         super().connection_lost(exc)
 
@@ -102,12 +118,22 @@ class GuardedH11Protocol(H11Protocol):
         detail = "the request line or headers are not valid HTTP/1.1"
         self._send_problem(400, "malformed_request", detail)
 
+    def _make_room(self) -> bool:
+        """Close the connection idle the longest; False when every one has a request on."""
+        oldest = next(iter(self.idle), None)
+        if oldest is None:
+            return False
+        del self.idle[oldest]
+        oldest.transport.close()
+        if (held := _evictions.admit("idle")) is not None:
+            log.info("idle_connection_closed_for_room", held_back=held)
+        return True
+
     def _refuse(self) -> None:
         cap = self.limits.max_connections
-        held = _refusals.admit("connection_refused")
-        if held is not None:
+        if (held := _refusals.admit("busy")) is not None:
             log.warning("connection_refused", max_connections=cap, held_back=held)
-        detail = f"the server holds its maximum of {cap} connections; retry shortly"
+        detail = f"the server holds its maximum of {cap} connections, all busy; retry shortly"
         self._send_problem(503, "rate_limited", detail, ((b"retry-after", b"1"),))
 
     def _send_problem(

@@ -48,19 +48,13 @@ def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Conf
     Raises the descriptor limit first, so that the connection cap fits under it.
     """
     cap = connection_cap(settings.max_connections, raise_descriptor_limit(), settings.pool_size)
-    return _Config(
-        app,
-        ConnectionLimits(header_timeout=settings.header_timeout, max_connections=cap),
-        **{
-            "timeout_keep_alive": settings.keep_alive_timeout,
-            "log_level": "warning",
-            "access_log": False,
-            # The app names the client itself (FAIRWAY_TRUSTED_PROXIES); uvicorn would
-            # otherwise believe X-Forwarded-For from any loopback peer.
-            "proxy_headers": False,
-            **options,
-        },
-    )
+    limits = ConnectionLimits(header_timeout=settings.header_timeout, max_connections=cap)
+    defaults = {
+        "timeout_keep_alive": settings.keep_alive_timeout,
+        "log_level": "warning",
+        "access_log": False,
+    }
+    return _Config(app, limits, **(defaults | options))
 
 
 def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> int:

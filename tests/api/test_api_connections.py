@@ -27,6 +27,12 @@ SILENT = 600
 DRIBBLERS = 20
 DEADLINE = 30.0
 """Generous seconds for the server to act on a timeout; nothing here times its speed."""
+CAP = 40
+BODY_TO_FOLLOW = (
+    b"POST /games HTTP/1.1\r\nHost: fairway\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n"
+)
+"""A request whose body never comes: the connection is busy, not idle."""
 
 
 def address(base: str) -> tuple[str, int]:
@@ -146,19 +152,42 @@ def test_silent_and_dribbling_connections_are_closed_while_the_service_answers(
         print(f"{SILENT} silent, {DRIBBLERS} dribbling: closed {time.monotonic() - opened:.1f} s")
 
 
-def test_a_connection_above_the_cap_is_refused_with_a_problem(api_settings: Settings) -> None:
-    cap = 40
-    settings = msgspec.structs.replace(api_settings, header_timeout=60.0, max_connections=cap)
+def test_a_new_connection_above_the_cap_closes_the_one_idle_longest(
+    api_settings: Settings,
+) -> None:
+    settings = msgspec.structs.replace(api_settings, header_timeout=60.0, max_connections=CAP)
     with running_server(settings) as base, ExitStack() as stack:
         where = address(base)
-        held = [stack.enter_context(socket.create_connection(where)) for _ in range(cap)]
+        idle = [stack.enter_context(socket.create_connection(where)) for _ in range(CAP)]
+
+        assert httpx.get(base + "/health", timeout=DEADLINE).status_code == 200
+        game = {"variant": "golf", "seats": 2}
+        created = httpx.post(base + "/games", json=game, timeout=DEADLINE)
+        assert created.status_code == 201, created.text
+
+        assert read_until_closed(idle[0]) == b""
+
+
+def test_a_connection_above_the_cap_is_refused_with_a_problem_when_none_is_idle(
+    api_settings: Settings,
+) -> None:
+    settings = msgspec.structs.replace(api_settings, header_timeout=60.0, max_connections=CAP)
+    with running_server(settings) as base, ExitStack() as stack:
+        where = address(base)
+        busy = [stack.enter_context(socket.create_connection(where)) for _ in range(CAP)]
+        for sock in busy:
+            sock.settimeout(DEADLINE)
+            sock.sendall(BODY_TO_FOLLOW)
+        for sock in busy:
+            assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue"), "a request in progress"
 
         with socket.create_connection(where) as extra:
             refused = read_until_closed(extra)
-        assert_problem(refused, 503, "rate_limited")
+        body = assert_problem(refused, 503, "rate_limited")
+        assert f"maximum of {CAP} connections" in body["detail"]
         assert parse_response(refused)[1]["retry-after"] == "1"
 
-        for sock in held[:5]:
+        for sock in busy[:5]:
             sock.close()
 
         def answers() -> bool:
