@@ -69,7 +69,10 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         opened = store or await open_store(
-            settings.database_url, settings.data_dir, pool_max_size=settings.pool_size
+            settings.database_url,
+            settings.data_dir,
+            pool_max_size=settings.pool_size,
+            db_timeout=settings.db_timeout,
         )
         holder["store"] = opened
         holder["games"] = GameService(opened, metrics, settings.command_retries)

@@ -26,6 +26,9 @@ class Settings(msgspec.Struct, frozen=True):
     trusted_proxies: tuple[str, ...] = ()
     """Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client."""
     pool_size: int = 10
+    db_timeout: float = 2.0
+    """Seconds one database operation may take, the wait for a pooled connection included;
+    past it the request is answered 503 `unavailable` with Retry-After."""
     command_retries: int = 5
     header_timeout: float = 10.0
     """Seconds a client has to send a complete request head, counted from when the connection
@@ -60,6 +63,7 @@ class Settings(msgspec.Struct, frozen=True):
             ),
             rate_limit_burst=int(get("FAIRWAY_RATE_LIMIT_BURST") or default.rate_limit_burst),
             pool_size=int(get("FAIRWAY_POOL_SIZE") or default.pool_size),
+            db_timeout=float(get("FAIRWAY_DB_TIMEOUT") or default.db_timeout),
             trusted_proxies=tuple(
                 p.strip() for p in (get("FAIRWAY_TRUSTED_PROXIES") or "").split(",") if p.strip()
             ),

@@ -1,4 +1,7 @@
-"""Operations: liveness, readiness (the store answers) and Prometheus metrics."""
+"""Operations: liveness, readiness (the store answers) and Prometheus metrics.
+
+Readiness is bounded like every request: the store gives up after its `db_timeout`, so a
+database that goes silent turns `/ready` to 503 within that time, not the partition's."""
 
 from __future__ import annotations
 
@@ -24,7 +27,9 @@ class OpsController(Controller):
         summary="The event store answers",
         responses={
             503: ResponseSpec(
-                Health, generate_examples=False, description="The event store does not answer"
+                Health,
+                generate_examples=False,
+                description="The event store does not answer; see `Retry-After`",
             )
         },
     )
@@ -33,7 +38,11 @@ class OpsController(Controller):
         try:
             await store.feed_head()
         except StoreError as error:
-            return Response(Health("unavailable", kind, str(error)), status_code=503)
+            return Response(
+                Health("unavailable", kind, str(error)),
+                status_code=503,
+                headers={"Retry-After": "1"},
+            )
         return Response(Health("ok", kind))
 
     @get(

@@ -110,6 +110,7 @@ class TcpProxy:
                     break
                 sink.write(data)
                 await sink.drain()
+            await self._passing.wait()  # an end of stream is held too
             if not sink.is_closing() and sink.can_write_eof():
                 sink.write_eof()
         except OSError:
