@@ -82,7 +82,9 @@ from psycopg import conninfo
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from domain.shedding.options import pick  # noqa: E402
 from events.migrate import migrate  # noqa: E402
+from events.schema.shedding import ChooseStacksOption, PlayOption  # noqa: E402
 
 HOST = "127.0.0.1"
 TARGET_RATE = 2000
@@ -127,6 +129,16 @@ DECODE_SUMMARY = msgspec.json.Decoder(Summary).decode
 DECODE_RESULT = msgspec.json.Decoder(Result).decode
 DECODE_ME = msgspec.json.Decoder(Me).decode
 ENCODE = msgspec.json.encode
+
+
+def concrete(listed: Any, rng: random.Random) -> Any:
+    """The action to post for one listed item: an option (Tens-shedding's choose-stacks or
+    play descriptor) becomes one of the actions it covers, drawn by the domain's `pick`."""
+    if isinstance(listed, dict) and ("count" in listed or "rank" in listed):
+        option = msgspec.convert(listed, ChooseStacksOption | PlayOption)
+        return pick(option, rng)
+    return listed
+
 
 # ---- HTTP clients ----------------------------------------------------------------------------
 
@@ -582,7 +594,7 @@ async def act_once(
         if not legal:  # the status moved on meanwhile (cannot happen with one bot per game)
             stats.failures["no legal action"] += 1
             return
-        action = ENCODE(bot.rng.choice(legal))
+        action = ENCODE(concrete(bot.rng.choice(legal), bot.rng))
         if not always_me:
             stats.fallbacks += 1
     started = time.perf_counter() - late

@@ -20,7 +20,7 @@ from domain.cards import is_card
 from domain.variants import fold
 from events.codec import default_codec
 from events.schema.common import GameStarted
-from tests.api.players import Table, open_table
+from tests.api.players import Table, concrete, open_table
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
 
@@ -156,7 +156,7 @@ def test_no_response_to_any_viewer_holds_a_card_it_may_not_know(
             break
         seat = rng.choice(status["to_act"])
         legal = table.me(seat)["legal_actions"]
-        response = table.act(seat, rng.choice(legal))
+        response = table.act(seat, concrete(rng.choice(legal), rng))
         assert response.status_code == 200, response.text
         check_every_endpoint(http, table, database_url, response, seat)
     assert table.public()["status"]["phase"] == "game_over"
