@@ -53,6 +53,10 @@ def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Conf
         "timeout_keep_alive": settings.keep_alive_timeout,
         "log_level": "warning",
         "access_log": False,
+        # The app names the client itself (FAIRWAY_TRUSTED_PROXIES, service/middleware.py);
+        # uvicorn would otherwise believe X-Forwarded-For from any loopback peer, and each
+        # request could pick its own rate-limit bucket (tests/api/test_api_hostile.py).
+        "proxy_headers": False,
     }
     return _Config(app, limits, **(defaults | options))
 
