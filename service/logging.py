@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import TextIO
 
 import structlog
 
@@ -77,27 +78,69 @@ def bound_repeated_errors(interval: float = REPEAT_INTERVAL) -> None:
             logger.addFilter(RepeatFilter(Repeats(interval)))
 
 
+class _StructlogHandler(logging.StreamHandler[TextIO]):
+    """The root logger's handler: stdlib records rendered like structlog's own lines."""
+
+
 def configure_logging(level: str = "info", fmt: str = "auto") -> None:
+    """structlog's lines and the stdlib's (the store, psycopg, uvicorn, asyncio) alike: one
+    JSON object per line on stderr, or console lines on a terminal (`fmt` `auto`)."""
     use_console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
-    renderer: structlog.types.Processor = (
-        structlog.dev.ConsoleRenderer() if use_console else structlog.processors.JSONRenderer()
-    )
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+    threshold = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
+    shared: list[structlog.types.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    # The console renderer lays out exceptions itself; JSON needs them as text first.
+    rendering: list[structlog.types.Processor] = (
+        [structlog.processors.StackInfoRenderer(), structlog.dev.ConsoleRenderer()]
+        if use_console
+        else [
             structlog.processors.StackInfoRenderer(),
             structlog.processors.format_exc_info,
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
-        ),
+            structlog.processors.JSONRenderer(),
+        ]
+    )
+    structlog.configure(
+        processors=[*shared, _named_fairway, *rendering],
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )
+    _route_stdlib_logging(
+        threshold,
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *rendering],
+        ),
+    )
     bound_repeated_errors()
+
+
+def _named_fairway(
+    _: object, __: str, event_dict: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """structlog's own lines are the service's; a stdlib line names its logger."""
+    event_dict.setdefault("logger", "fairway")
+    return event_dict
+
+
+def _route_stdlib_logging(threshold: int, formatter: logging.Formatter) -> None:
+    """One handler on the root logger, replacing ours from an earlier call and uvicorn's own
+    (its loggers then propagate to the root like every other library's)."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _StructlogHandler)]:
+        root.removeHandler(handler)
+    handler = _StructlogHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    root.addHandler(handler)
+    root.setLevel(threshold)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        for own in list(logger.handlers):
+            logger.removeHandler(own)
+        logger.propagate = True
 
 
 log = structlog.get_logger("fairway")

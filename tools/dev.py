@@ -7,7 +7,9 @@
     python3 tools/dev.py fairway ...                     # any fairway subcommand
 
 The first run creates .venv, installs uv into it and syncs the locked dependencies
-(uv.lock); later runs only re-sync, which takes a moment.
+(uv.lock); later runs only re-sync, which takes a moment. `serve` and `fairway` install only
+the runtime dependencies (and leave whatever else is there); `test` and `check` add the
+development group (pytest, mypy, ruff, schemathesis...).
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ def run(*args: str | Path) -> None:
     subprocess.run([str(a) for a in args], cwd=ROOT, check=True)
 
 
-def bootstrap() -> None:
+def bootstrap(dev: bool) -> None:
+    """Create .venv with uv in it and sync the lock: everything for `dev`, else the runtime
+    dependencies only, without removing what a development sync installed."""
     if sys.version_info < (3, 11):  # noqa: UP036 - the bootstrap runs on any python3
         sys.exit(f"Fairway needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     if not (BIN / "python").exists():
@@ -37,8 +41,9 @@ def bootstrap() -> None:
         print("installing uv into .venv ...", flush=True)
         run(BIN / "python", "-m", "pip", "install", "--quiet", "uv>=0.4")
     env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(VENV)}
+    only = [] if dev else ["--no-dev", "--inexact"]
     subprocess.run(
-        [str(BIN / "uv"), "sync", "--frozen", "--quiet", "--python", str(BIN / "python")],
+        [str(BIN / "uv"), "sync", "--frozen", *only, "--quiet", "--python", str(BIN / "python")],
         cwd=ROOT,
         env=env,
         check=True,
@@ -49,8 +54,8 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"serve", "test", "check", "fairway"}:
         print(__doc__)
         return 2
-    bootstrap()
     command, rest = argv[0], argv[1:]
+    bootstrap(dev=command in {"test", "check"})
     os.chdir(ROOT)
     if command == "serve":
         cmd = [str(BIN / "fairway"), "serve", *rest]
