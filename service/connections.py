@@ -134,7 +134,7 @@ class GuardedH11Protocol(H11Protocol):
         if (held := _refusals.admit("busy")) is not None:
             log.warning("connection_refused", max_connections=cap, held_back=held)
         detail = f"the server holds its maximum of {cap} connections, all busy; retry shortly"
-        self._send_problem(503, "rate_limited", detail, ((b"retry-after", b"1"),))
+        self._send_problem(503, "too_many_connections", detail, ((b"retry-after", b"1"),))
 
     def _send_problem(
         self, status: int, code: str, detail: str, extra: tuple[tuple[bytes, bytes], ...] = ()

@@ -36,7 +36,7 @@ _CONFLICTS = {
 
 # Codes the service adds to the domain's (domain/errors.py); documented in docs/API.md.
 SERVICE_CODES: dict[str, str] = {
-    "malformed_request": "the body is not valid JSON",
+    "malformed_request": "the request is not well-formed HTTP, or its body not JSON",
     "invalid_request": "the body or a parameter has a wrong type, value or an unknown field",
     "body_too_large": "the request body is larger than the service accepts",
     "body_too_deep": "the body nests arrays or objects deeper than the service accepts",
@@ -57,6 +57,7 @@ SERVICE_CODES: dict[str, str] = {
     "idempotency_key_reused": "the Idempotency-Key was used before with a different request",
     "conflict": "the game changed concurrently too often; retry",
     "rate_limited": "too many requests; wait for Retry-After seconds",
+    "too_many_connections": "the server holds all the connections it takes; retry shortly",
     "unavailable": "the event store is unavailable",
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",

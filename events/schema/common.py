@@ -12,9 +12,13 @@ import msgspec
 
 CardText = Annotated[
     str,
-    msgspec.Meta(pattern=r"^(?:[A2-9TJQK][SHDC]|JK)$", description="A card: rank + suit, or JK"),
+    msgspec.Meta(
+        pattern=r"^(?:[A2-9TJQK][SHDC]|JK)(?![\s\S])", description="A card: rank + suit, or JK"
+    ),
 ]
-SeedHex = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", description="32 bytes, hex")]
+SeedHex = Annotated[
+    str, msgspec.Meta(pattern=r"^[0-9a-f]{64}(?![\s\S])", description="32 bytes, hex")
+]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=15)]
 Row = Annotated[int, msgspec.Meta(ge=0, le=1)]
 Col = Annotated[int, msgspec.Meta(ge=0, le=4)]

@@ -58,7 +58,9 @@ SheddingAction = ChooseStacks | PlayCards | PlayBlind | EndPlay
 # family of concrete actions, and `type` names the action to send. `play-blind` and
 # `end-play` are listed as the concrete actions themselves.
 
-RankText = Annotated[str, msgspec.Meta(pattern="^[A2-9TJQK]$", description="A rank, A..K")]
+RankText = Annotated[
+    str, msgspec.Meta(pattern=r"^[A2-9TJQK](?![\s\S])", description="A rank, A..K")
+]
 
 
 class ChooseStacksOption(

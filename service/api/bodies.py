@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request
-from litestar.exceptions import ValidationException
+from litestar.exceptions import InternalServerException, ValidationException
 
 from service.problems import ApiError
 
@@ -51,7 +51,12 @@ class JsonRequest(Request[Any, Any, Any]):
     """A request whose `json()` is the handler's `data`, decoded strictly from a JSON body."""
 
     async def json(self) -> Any:
-        body = await self.body()
+        try:
+            body = await self.body()
+        except InternalServerException:  # Litestar's word for a client gone mid-body
+            raise ApiError(
+                400, "malformed_request", "the client went away before sending the whole body"
+            ) from None
         media_type, _ = self.content_type
         if not is_json(media_type):
             raise ApiError(

@@ -183,7 +183,7 @@ def test_a_connection_above_the_cap_is_refused_with_a_problem_when_none_is_idle(
 
         with socket.create_connection(where) as extra:
             refused = read_until_closed(extra)
-        body = assert_problem(refused, 503, "rate_limited")
+        body = assert_problem(refused, 503, "too_many_connections")
         assert f"maximum of {CAP} connections" in body["detail"]
         assert parse_response(refused)[1]["retry-after"] == "1"
 
