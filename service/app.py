@@ -5,11 +5,18 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
-from litestar import Litestar
+from litestar import Litestar, Router, get
+from litestar.config.cors import CORSConfig
+from litestar.datastructures import CacheControlHeader
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server, Tag
+from litestar.response import Redirect
+from litestar.static_files import create_static_files_router
+from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
 from service.api.bodies import JsonRequest
@@ -33,12 +40,17 @@ Actions honour `Idempotency-Key` (safe retries) and `If-Match` (the game version
 """
 
 
+ASSETS = "/schema/assets"
+"""Swagger UI's files, served by the app itself so that the API pages need no internet."""
+
+
 def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="Fairway",
         version="1.0.0",
         description=DESCRIPTION,
-        servers=[Server(url="http://127.0.0.1:8000", description="fairway serve")],
+        # Relative: requests go wherever the document was fetched from.
+        servers=[Server(url="/")],
         tags=[
             Tag(name="games", description="Play: lobby, views, actions, scores, events"),
             Tag(name="variants", description="The rules and a layout scorer"),
@@ -54,8 +66,51 @@ def openapi_config() -> OpenAPIConfig:
                 )
             }
         ),
-        render_plugins=[],
+        # The first plugin also answers at /schema itself.
+        render_plugins=[
+            SwaggerRenderPlugin(
+                js_url=f"{ASSETS}/swagger-ui-bundle.js",
+                css_url=f"{ASSETS}/swagger-ui.css",
+                standalone_preset_js_url=f"{ASSETS}/swagger-ui-standalone-preset.js",
+                favicon=f"<link rel='icon' type='image/png' href='{ASSETS}/favicon-32x32.png'>",
+            ),
+            JsonRenderPlugin(),
+        ],
         path="/schema",
+    )
+
+
+@get("/docs", include_in_schema=False, sync_to_thread=False)
+def docs() -> Redirect:
+    return Redirect("/schema/swagger")
+
+
+def swagger_assets() -> Router:
+    return create_static_files_router(
+        ASSETS,
+        directories=[Path(str(swagger_ui_path))],
+        name="swagger-assets",
+        cache_control=CacheControlHeader(max_age=86400, public=True),
+    )
+
+
+def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
+    """Browsers on `origins` may call the API and read the headers a client needs; with no
+    origins configured, no CORS header is ever sent."""
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(origins),
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        allow_headers=[
+            "Authorization",
+            "Content-Type",
+            "Idempotency-Key",
+            "If-Match",
+            "If-None-Match",
+        ],
+        expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id"],
+        max_age=600,
     )
 
 
@@ -85,7 +140,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             log.info("stopped")
 
     app = Litestar(
-        route_handlers=[GameController, VariantController, OpsController],
+        route_handlers=[GameController, VariantController, OpsController, docs, swagger_assets()],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
@@ -94,6 +149,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
+        cors_config=cors_config(settings.cors_origins),
         request_class=JsonRequest,
         request_max_body_size=settings.max_body_bytes,
         logging_config=None,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from service.settings import SettingsError, integer
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -49,14 +51,30 @@ def _openapi(args: argparse.Namespace) -> int:
     return check() if args.check else write()
 
 
+def _argument(parse: Callable[[str], int]) -> Callable[[str], int]:
+    """A settings parser as an argparse type, so that a flag and its variable agree."""
+
+    def checked(text: str) -> int:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return checked
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fairway", description="The Fairway card-game service")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="run the HTTP service")
     s.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=None, help="port (default 8000)")
-    s.add_argument("--workers", type=int, default=None, help="worker processes (default 1)")
+    s.add_argument(
+        "--port", type=_argument(integer(0, 65535)), default=None, help="port (default 8000)"
+    )
+    s.add_argument(
+        "--workers", type=_argument(integer(1)), default=None, help="worker processes (default 1)"
+    )
     s.set_defaults(run=_serve)
 
     m = sub.add_parser("migrate", help="apply the PostgreSQL migrations (idempotent)")
@@ -88,7 +106,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except SettingsError as error:
+        # A bad environment variable is the operator's to fix: one line naming it, no trace.
+        print(f"fairway {args.command}: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

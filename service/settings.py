@@ -1,11 +1,34 @@
-"""The one settings object, read from the environment once."""
+"""The one settings object, read from the environment once.
+
+Each variable is read by a small typed parser; a value it cannot use stops the service with a
+`SettingsError` naming the variable, before anything starts.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
+
+T = TypeVar("T")
+
+LOG_FORMATS = ("json", "console", "auto")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+class SettingsError(ValueError):
+    """The environment variable `name` holds a value the service cannot use."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name} {message}")
+        self.name = name
+        self.message = message
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -25,6 +48,9 @@ class Settings(msgspec.Struct, frozen=True):
     """Token bucket per client address (the peer, or what a trusted proxy reports)."""
     trusted_proxies: tuple[str, ...] = ()
     """Addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins (`https://play.example`) whose pages may call the API from a browser; none
+    by default, and `*` for any."""
     pool_size: int = 10
     db_timeout: float = 2.0
     """Seconds one database operation may take, the wait for a pooled connection included;
@@ -40,36 +66,120 @@ class Settings(msgspec.Struct, frozen=True):
     fit under the process's descriptor limit."""
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        env = dict(os.environ if env is None else env)
-
-        def get(name: str) -> str | None:
-            value = env.get(name, "").strip()
-            return value or None
-
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read every variable once; raises `SettingsError` for the first unusable one."""
+        read = _Environment(os.environ if env is None else env)
         default = cls()
         return cls(
-            database_url=get("DATABASE_URL"),
-            redis_url=get("REDIS_URL"),
-            data_dir=Path(get("FAIRWAY_DATA_DIR") or default.data_dir),
-            host=get("FAIRWAY_HOST") or default.host,
-            port=int(get("FAIRWAY_PORT") or default.port),
-            workers=int(get("FAIRWAY_WORKERS") or default.workers),
-            log_level=(get("FAIRWAY_LOG_LEVEL") or default.log_level).lower(),
-            log_format=(get("FAIRWAY_LOG_FORMAT") or default.log_format).lower(),
-            max_body_bytes=int(get("FAIRWAY_MAX_BODY_BYTES") or default.max_body_bytes),
-            rate_limit_per_second=float(
-                get("FAIRWAY_RATE_LIMIT_PER_SECOND") or default.rate_limit_per_second
+            database_url=read.text("DATABASE_URL"),
+            redis_url=read.text("REDIS_URL"),
+            data_dir=Path(read.text("FAIRWAY_DATA_DIR") or default.data_dir),
+            host=read.text("FAIRWAY_HOST") or default.host,
+            port=read("FAIRWAY_PORT", default.port, integer(0, 65535)),
+            workers=read("FAIRWAY_WORKERS", default.workers, integer(1)),
+            log_level=read("FAIRWAY_LOG_LEVEL", default.log_level, one_of(LOG_LEVELS)),
+            log_format=read("FAIRWAY_LOG_FORMAT", default.log_format, one_of(LOG_FORMATS)),
+            max_body_bytes=read("FAIRWAY_MAX_BODY_BYTES", default.max_body_bytes, integer(1)),
+            rate_limit_per_second=read(
+                "FAIRWAY_RATE_LIMIT_PER_SECOND", default.rate_limit_per_second, positive
             ),
-            rate_limit_burst=int(get("FAIRWAY_RATE_LIMIT_BURST") or default.rate_limit_burst),
-            pool_size=int(get("FAIRWAY_POOL_SIZE") or default.pool_size),
-            db_timeout=float(get("FAIRWAY_DB_TIMEOUT") or default.db_timeout),
-            trusted_proxies=tuple(
-                p.strip() for p in (get("FAIRWAY_TRUSTED_PROXIES") or "").split(",") if p.strip()
+            rate_limit_burst=read("FAIRWAY_RATE_LIMIT_BURST", default.rate_limit_burst, integer(1)),
+            trusted_proxies=read("FAIRWAY_TRUSTED_PROXIES", (), each(network)),
+            cors_origins=read("FAIRWAY_CORS_ORIGINS", (), each(origin)),
+            pool_size=read("FAIRWAY_POOL_SIZE", default.pool_size, integer(1)),
+            db_timeout=read("FAIRWAY_DB_TIMEOUT", default.db_timeout, positive),
+            header_timeout=read("FAIRWAY_HEADER_TIMEOUT", default.header_timeout, positive),
+            keep_alive_timeout=read(
+                "FAIRWAY_KEEP_ALIVE_TIMEOUT", default.keep_alive_timeout, positive
             ),
-            header_timeout=float(get("FAIRWAY_HEADER_TIMEOUT") or default.header_timeout),
-            keep_alive_timeout=float(
-                get("FAIRWAY_KEEP_ALIVE_TIMEOUT") or default.keep_alive_timeout
-            ),
-            max_connections=int(get("FAIRWAY_MAX_CONNECTIONS") or default.max_connections),
+            max_connections=read("FAIRWAY_MAX_CONNECTIONS", default.max_connections, integer(1)),
         )
+
+
+class _Environment:
+    """The variables, each read with a parser; a blank value counts as unset."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def text(self, name: str) -> str | None:
+        return self._env.get(name, "").strip() or None
+
+    def __call__(self, name: str, default: T, parse: Callable[[str], T]) -> T:
+        text = self.text(name)
+        if text is None:
+            return default
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise SettingsError(name, str(error)) from None
+
+
+# The parsers: text in, a value out, or a ValueError that completes "FAIRWAY_X ...".
+
+
+def integer(low: int, high: int | None = None) -> Callable[[str], int]:
+    """A whole number from `low` to `high` (no upper bound when None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"must be an integer, not {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise ValueError(f"must be {bounds}, not {value}")
+        return value
+
+    return parse
+
+
+def positive(text: str) -> float:
+    """A finite number greater than 0 (a timeout or a rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"must be a number, not {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"must be a number greater than 0, not {text!r}")
+    return value
+
+
+def one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
+    """One of `choices`, in any case."""
+
+    def parse(text: str) -> str:
+        if text.lower() not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}, not {text!r}")
+        return text.lower()
+
+    return parse
+
+
+def network(text: str) -> str:
+    """An IP address or CIDR."""
+    try:
+        ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise ValueError(f"must hold IP addresses or CIDRs, not {text!r}") from None
+    return text
+
+
+def origin(text: str) -> str:
+    """`*`, or a browser origin: scheme, host and optional port, nothing after."""
+    if text == "*":
+        return text
+    parts = urlsplit(text)
+    extra = parts.path not in ("", "/") or parts.query or parts.fragment or parts.username
+    if parts.scheme not in ("http", "https") or not parts.hostname or extra:
+        raise ValueError(f"must hold origins such as https://play.example, not {text!r}")
+    return text.rstrip("/")
+
+
+def each(parse: Callable[[str], str]) -> Callable[[str], tuple[str, ...]]:
+    """A comma-separated list, blanks dropped, each item parsed."""
+
+    def parse_all(text: str) -> tuple[str, ...]:
+        return tuple(parse(item.strip()) for item in text.split(",") if item.strip())
+
+    return parse_all

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -67,39 +68,55 @@ def test_simulate_prints_a_table_and_refuses_a_bad_player_count() -> None:
     assert "hang-ten" in bad.stderr.lower() or "players" in bad.stderr.lower()
 
 
+class Served:
+    """A running `fairway serve`: its base URL, and its stdout and stderr as files."""
+
+    def __init__(self, base: str, process: subprocess.Popen[bytes], out: Path, err: Path) -> None:
+        self.base, self.process, self.out, self.err = base, process, out, err
+
+    def stderr_lines(self) -> list[str]:
+        return [line for line in self.err.read_text().splitlines() if line.strip()]
+
+
 @contextmanager
-def serving(data_dir: Path) -> Iterator[str]:
+def serving(
+    data_dir: Path, *python_options: str, env: dict[str, str] | None = None
+) -> Iterator[Served]:
+    """`fairway serve` on a free port with the embedded store in `data_dir`, until the block
+    ends (SIGINT, as an operator's Ctrl-C); `python_options` go to the interpreter."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env |= {"FAIRWAY_DATA_DIR": str(data_dir), "FAIRWAY_LOG_FORMAT": "json"}
-    process = subprocess.Popen(
-        [*FAIRWAY, "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    environment |= {"FAIRWAY_DATA_DIR": str(data_dir), "FAIRWAY_LOG_FORMAT": "json"}
+    environment |= env or {}
+    out, err = data_dir / "serve.out", data_dir / "serve.err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, *python_options, "-m", "service.cli", "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=environment,
+            stdout=stdout,
+            stderr=stderr,
+        )
+    served = Served(f"http://127.0.0.1:{port}", process, out, err)
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
-                if httpx.get(base + "/ready", timeout=1).status_code == 200:
+                if httpx.get(served.base + "/ready", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
+            assert process.poll() is None, out.read_text() + err.read_text()
             assert time.monotonic() < deadline, "fairway serve did not become ready"
             time.sleep(0.1)
-        yield base
+        yield served
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
 
 
 def test_serve_runs_on_the_embedded_store_and_keeps_games_across_restarts(tmp_path: Path) -> None:
-    with serving(tmp_path) as base, httpx.Client(base_url=base) as http:
+    with serving(tmp_path) as served, httpx.Client(base_url=served.base) as http:
         assert http.get("/ready").json()["store"] == "EmbeddedStore"
         created = http.post("/games", json={"variant": "basketball", "seats": 2}).json()
         game = created["game_id"]
@@ -122,9 +139,11 @@ def test_serve_runs_on_the_embedded_store_and_keeps_games_across_restarts(tmp_pa
         before = http.get(
             f"/games/{game}/me", headers={"Authorization": f"Bearer {tokens[seat]}"}
         ).json()
-    assert any(tmp_path.iterdir()), "the embedded store wrote its file"
+    assert any(p.name not in ("serve.out", "serve.err") for p in tmp_path.iterdir()), (
+        "the embedded store wrote its file"
+    )
 
-    with serving(tmp_path) as base, httpx.Client(base_url=base) as http:
+    with serving(tmp_path) as served, httpx.Client(base_url=served.base) as http:
         after = http.get(
             f"/games/{game}/me", headers={"Authorization": f"Bearer {tokens[seat]}"}
         ).json()
@@ -144,3 +163,96 @@ def test_migrate_is_idempotent(database_url: str) -> None:
 def test_openapi_check_passes_on_the_committed_document() -> None:
     result = run("openapi", "--check")
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "line"),
+    [
+        ("FAIRWAY_PORT", "abc", "fairway serve: FAIRWAY_PORT must be an integer, not 'abc'"),
+        (
+            "FAIRWAY_PORT",
+            "70000",
+            "fairway serve: FAIRWAY_PORT must be between 0 and 65535, not 70000",
+        ),
+        ("FAIRWAY_WORKERS", "0", "fairway serve: FAIRWAY_WORKERS must be at least 1, not 0"),
+        (
+            "FAIRWAY_LOG_FORMAT",
+            "xml",
+            "fairway serve: FAIRWAY_LOG_FORMAT must be one of json, console, auto, not 'xml'",
+        ),
+        (
+            "FAIRWAY_LOG_LEVEL",
+            "loud",
+            "fairway serve: FAIRWAY_LOG_LEVEL must be one of debug, info, warning, error, "
+            "critical, not 'loud'",
+        ),
+        (
+            "FAIRWAY_HEADER_TIMEOUT",
+            "-1",
+            "fairway serve: FAIRWAY_HEADER_TIMEOUT must be a number greater than 0, not '-1'",
+        ),
+    ],
+)
+def test_a_bad_setting_stops_serve_with_one_line_naming_it(
+    variable: str, value: str, line: str, tmp_path: Path
+) -> None:
+    env = {**os.environ, "FAIRWAY_DATA_DIR": str(tmp_path), variable: value}
+    result = run("serve", "--port", str(free_port()), env=env)
+    assert result.returncode == 2
+    assert result.stderr == line + "\n"
+
+
+def test_a_bad_setting_stops_migrate_before_it_connects() -> None:
+    env = {
+        **os.environ,
+        "DATABASE_URL": "postgresql://127.0.0.1:1/nowhere",
+        "FAIRWAY_DB_TIMEOUT": "soon",
+    }
+    result = run("migrate", env=env)
+    assert result.returncode == 2
+    assert result.stderr == "fairway migrate: FAIRWAY_DB_TIMEOUT must be a number, not 'soon'\n"
+
+
+def test_a_bad_port_flag_is_refused_by_the_command_line() -> None:
+    result = run("serve", "--port", "70000")
+    assert result.returncode == 2
+    assert "--port: must be between 0 and 65535, not 70000" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_writes_every_log_line_as_json_the_libraries_included(tmp_path: Path) -> None:
+    with serving(tmp_path, env={"FAIRWAY_LOG_LEVEL": "info"}) as served:
+        assert httpx.get(served.base + "/health").status_code == 200
+        # Not HTTP at all: uvicorn's own logger warns through the stdlib.
+        with socket.create_connection(("127.0.0.1", int(served.base.rsplit(":", 1)[1]))) as raw:
+            raw.sendall(b"\x16\x03\x01 not a request\r\n\r\n")
+            raw.settimeout(5)
+            while raw.recv(4096):
+                pass
+    lines = served.stderr_lines()
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        assert {"level", "logger", "event", "timestamp"} <= set(record), record
+    loggers = {record["logger"] for record in records}
+    assert "fairway" in loggers
+    assert any(r["logger"].startswith("uvicorn") and r["level"] == "warning" for r in records), (
+        loggers
+    )
+    assert any(r["event"] == "request" and r["path"] == "/health" for r in records)
+
+
+FORBIDDEN = {"pytest", "_pytest", "mypy", "schemathesis", "hypothesis"}
+
+
+def test_serve_loads_only_runtime_dependencies(tmp_path: Path) -> None:
+    """Python's import log of the serving process itself, after it has answered a request."""
+    with serving(tmp_path, "-X", "importtime") as served:
+        assert httpx.get(served.base + "/variants").status_code == 200
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in served.stderr_lines()
+        if line.startswith("import time:") and "|" in line
+    }
+    packages = {name.split(".")[0] for name in imported}
+    assert {"service", "litestar", "uvicorn"} <= packages, "the import log is missing"
+    assert not packages & FORBIDDEN
