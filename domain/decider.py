@@ -5,12 +5,15 @@ One decider serves live play, replay, audit and bots: there is no second rebuild
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
 from domain.bots.base import Chooser
 from events.schema.common import GameOptions
+
+Phase = Literal["awaiting_deal", "setup", "playing", "game_over"]
+"""Where a game stands: a deal is due, simultaneous setup, turns, or over."""
 
 Viewer = int | None
 """A seat number, or None for a spectator (also a tournament organiser: public facts only)."""
@@ -19,7 +22,7 @@ Viewer = int | None
 class Status(msgspec.Struct, frozen=True):
     """What any caller may know about where a game stands; contains no card."""
 
-    phase: str
+    phase: Phase
     """`awaiting_deal` (a DealHand is due), `setup`, `playing`, `game_over`."""
     hand: int
     """The current or last hand, 1-based; 0 before the first deal."""

@@ -13,7 +13,7 @@ import msgspec
 from msgspec.structs import replace
 
 from domain.cards import Card
-from domain.decider import Viewer
+from domain.decider import Phase, Viewer
 from domain.grid.layout import ROWS, full_mask, positions
 from domain.grid.legal import status
 from domain.grid.rules import GridRules
@@ -24,15 +24,16 @@ from events.schema.grid import CardDrawn, CardsPeeked, LayoutsRevealed
 Rows = tuple[tuple[Card | None, ...], ...]
 
 
-class GridView(msgspec.Struct, frozen=True):
-    """A grid game as one viewer (a seat, or None for a spectator) may know it."""
+class GridView(msgspec.Struct, frozen=True, tag_field="family", tag="grid"):
+    """A grid game (Hang Ten, Tens, Golf, Basketball) as one viewer (a seat, or None for a
+    spectator) may know it."""
 
     rules: GridRules
     viewer: int | None
     players: int
     hand: int
     dealer: int
-    phase: str
+    phase: Phase
     step: str
     """Where the turn of `to_play` stands: setup, draw, place, flip, finish."""
     to_play: int | None
@@ -52,9 +53,10 @@ class GridView(msgspec.Struct, frozen=True):
     turns: tuple[int, ...]
     turn_limit: int
     went_out: int | None
-    commitment: str
-    seed: str
-    """Empty until the hand has ended."""
+    commitment: str | None
+    """SHA-256 of the hand's seed, public from the deal on; None before the first deal."""
+    seed: str | None
+    """None until the hand has ended."""
     totals: tuple[int, ...]
     last_hand: HandResult | None
     winners: tuple[int, ...]
@@ -112,8 +114,8 @@ def view(rules: GridRules, state: GridState, viewer: Viewer) -> GridView:
         turns=state.turns,
         turn_limit=state.turn_limit,
         went_out=state.went_out,
-        commitment=state.commitment,
-        seed=state.seed if over else "",
+        commitment=state.commitment or None,
+        seed=state.seed if over and state.seed else None,
         totals=state.totals,
         last_hand=state.last_hand,
         winners=state.winners,

@@ -15,7 +15,7 @@ import msgspec
 from msgspec.structs import replace
 
 from domain.cards import Card, rank_order
-from domain.decider import Viewer
+from domain.decider import Phase, Viewer
 from domain.shedding.rules import grab_bonus, top_rank
 from domain.shedding.state import Player, Round, SheddingState, status
 from events.schema.common import HandDealt
@@ -53,17 +53,22 @@ class OpenPlayView(msgspec.Struct, frozen=True):
     rank_before: str | None
 
 
-class SheddingView(msgspec.Struct, frozen=True):
+class SheddingView(msgspec.Struct, frozen=True, tag_field="family", tag="shedding"):
+    """A game of Tens-shedding as one viewer (a seat, or None for a spectator) may know it.
+    A round of the rules is a hand here, as in every variant."""
+
     viewer: int | None
-    phase: str
-    round: int
+    phase: Phase
+    hand: int
+    """The current or last hand (round), 1-based; 0 before the first deal."""
     players: tuple[PlayerView, ...]
     totals: tuple[int, ...]
     to_act: tuple[int, ...] = ()
     variant: str = "tens-shedding"
     dealer: int | None = None
     first_player: int | None = None
-    turn: int | None = None
+    to_play: int | None = None
+    """Whose turn it is; None during setup and once the hand has ended."""
     commitment: str | None = None
     seed: str | None = None
     """Revealed once the round has ended."""
@@ -114,7 +119,7 @@ def view(state: SheddingState, viewer: Viewer) -> SheddingView:
         return SheddingView(
             viewer=viewer,
             phase=state.phase,
-            round=0,
+            hand=0,
             players=tuple(PlayerView(seat, 0) for seat in range(state.players)),
             totals=state.totals,
             turn_limit=state.rules.turn_limit,
@@ -125,7 +130,7 @@ def view(state: SheddingState, viewer: Viewer) -> SheddingView:
     return SheddingView(
         viewer=viewer,
         phase=state.phase,
-        round=round_.number,
+        hand=round_.number,
         players=tuple(
             _player_view(seat, p, round_, state, viewer) for seat, p in enumerate(round_.players)
         ),
@@ -133,7 +138,7 @@ def view(state: SheddingState, viewer: Viewer) -> SheddingView:
         to_act=status(state).to_act,
         dealer=round_.dealer,
         first_player=round_.first,
-        turn=None if over else round_.turn,
+        to_play=None if over or state.phase != "playing" else round_.turn,
         commitment=round_.commitment,
         seed=round_.seed if over else None,
         pile=round_.pile,

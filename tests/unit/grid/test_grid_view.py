@@ -59,7 +59,7 @@ def test_the_commitment_is_always_shown_the_seed_only_after_the_hand() -> None:
     state = dealt(GOLF, 2)
     view = GOLF.view(state, 0)
     assert view.commitment == state.commitment
-    assert view.seed == ""
+    assert view.seed is None
     ended = given(GOLF, 2, to_play=1, went_out=0, setup_left=(0, 0), step="draw")
     ended, _ = act(GOLF, ended, 1, Draw("stock"), Replace(0, 0))
     assert GOLF.view(ended, 0).seed == SEED

@@ -63,7 +63,7 @@ def test_face_up_cards_pile_burned_cards_and_uncovered_stacks_are_public() -> No
     assert view.players[0].face_up == ("KS", None, "KD", None)
     assert view.players[0].face_down == (True, True, True, False)
     assert view.players[0].uncovered == (False, True, False, False)
-    assert (view.pile, view.current_rank, view.turn) == (("5H", "6H"), "6", 0)
+    assert (view.pile, view.current_rank, view.to_play) == (("5H", "6H"), "6", 0)
 
 
 def test_grabs_and_bonuses_are_public() -> None:
