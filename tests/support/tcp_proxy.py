@@ -136,7 +136,8 @@ class TcpProxy:
         assert task is not None
         self._tasks.add(task)
         try:
-            await self._accept(reader, writer)
+            with contextlib.suppress(asyncio.CancelledError):  # stopped by _shutdown
+                await self._accept(reader, writer)
         finally:
             self._tasks.discard(task)
 
@@ -150,7 +151,10 @@ class TcpProxy:
         assert self._server is not None
         self._server.close()
         await self._set(passing=True, cut=True)  # whatever waits at the gate now ends
-        await asyncio.wait_for(asyncio.gather(*self._tasks, return_exceptions=True), 5)
+        # A pump may still wait to read from a peer that keeps its side open: end it.
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=10)
