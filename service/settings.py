@@ -56,6 +56,9 @@ class Settings(msgspec.Struct, frozen=True):
     """Seconds one database operation may take, the wait for a pooled connection included;
     past it the request is answered 503 `unavailable` with Retry-After."""
     command_retries: int = 5
+    cache_events: int = 500_000
+    """The games kept in memory weigh at most this many events in all (about 150 B each)."""
+    cache_finished_games: int = 200
     header_timeout: float = 10.0
     """Seconds a client has to send a complete request head, counted from when the connection
     opens or, on a kept-alive one, from the next request's first byte."""
@@ -88,6 +91,10 @@ class Settings(msgspec.Struct, frozen=True):
             cors_origins=read("FAIRWAY_CORS_ORIGINS", (), each(origin)),
             pool_size=read("FAIRWAY_POOL_SIZE", default.pool_size, integer(1)),
             db_timeout=read("FAIRWAY_DB_TIMEOUT", default.db_timeout, positive),
+            cache_events=read("FAIRWAY_CACHE_EVENTS", default.cache_events, integer(0)),
+            cache_finished_games=read(
+                "FAIRWAY_CACHE_FINISHED_GAMES", default.cache_finished_games, integer(0)
+            ),
             header_timeout=read("FAIRWAY_HEADER_TIMEOUT", default.header_timeout, positive),
             keep_alive_timeout=read(
                 "FAIRWAY_KEEP_ALIVE_TIMEOUT", default.keep_alive_timeout, positive

@@ -36,6 +36,8 @@ def test_every_variable_reaches_its_field() -> None:
             "FAIRWAY_HEADER_TIMEOUT": "3",
             "FAIRWAY_KEEP_ALIVE_TIMEOUT": "7.5",
             "FAIRWAY_MAX_CONNECTIONS": "100",
+            "FAIRWAY_CACHE_EVENTS": "1000",
+            "FAIRWAY_CACHE_FINISHED_GAMES": "0",
         }
     )
     assert settings == Settings(
@@ -57,6 +59,8 @@ def test_every_variable_reaches_its_field() -> None:
         header_timeout=3.0,
         keep_alive_timeout=7.5,
         max_connections=100,
+        cache_events=1000,
+        cache_finished_games=0,
     )
 
 
