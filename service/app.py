@@ -20,6 +20,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
 from service.api.bodies import JsonRequest
+from service.api.contract_doc import complete
 from service.api.games import GameController
 from service.api.ops import OpsController
 from service.api.variants import VariantController
@@ -130,7 +131,13 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             db_timeout=settings.db_timeout,
         )
         holder["store"] = opened
-        holder["games"] = GameService(opened, metrics, settings.command_retries)
+        holder["games"] = GameService(
+            opened,
+            metrics,
+            settings.command_retries,
+            cache_events=settings.cache_events,
+            cache_finished=settings.cache_finished_games,
+        )
         log.info("started", store=type(opened).__name__)
         try:
             yield
@@ -157,6 +164,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     )
     # Around the router rather than inside each route, so that it sees every request.
     app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
+    complete(app.openapi_schema)
     return app
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from litestar import Request, Response
@@ -65,16 +65,31 @@ SERVICE_CODES: dict[str, str] = {
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 
 
+ProblemCode = Literal[tuple(ALL_CODES)]  # type: ignore[valid-type]
+"""Every code a problem may carry; a client can switch on it (docs/API.md lists them)."""
+
+
+class FieldError(msgspec.Struct, omit_defaults=True):
+    """One field that did not fit: what was wrong, where (`key`, a dotted path) and in which
+    part of the request (`body`, `query`, `path`, `header`)."""
+
+    message: str
+    key: str = ""
+    source: str = ""
+
+
 class Problem(msgspec.Struct, omit_defaults=True):
     """RFC 9457 problem details, with Fairway's stable machine-readable `code`."""
 
     type: str
+    """`urn:fairway:problem:<code>`."""
     title: str
     status: int
-    code: str
+    code: ProblemCode
     detail: str
+    """What was wrong with this request, in words."""
     instance: str | None = None
-    errors: list[dict[str, Any]] | None = None
+    errors: list[FieldError] | None = None
 
 
 class ApiError(Exception):
@@ -102,7 +117,7 @@ def problem_response(
         code=code,
         detail=detail,
         instance=request.url.path if request is not None else None,
-        errors=errors,
+        errors=None if errors is None else msgspec.convert(errors, list[FieldError]),
     )
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 

@@ -119,6 +119,20 @@ class GameRecord:
             first = used.first_version if used is not None else version
             self.keys[(scope, key)] = KeyUse(str(metadata.get(REQUEST_HASH)), first, version)
 
+    def state_at(self, version: int) -> Any:
+        """The play state just after `version`, folded again by the same decider when the
+        record has moved on since (an answer replayed for a retried request is the first
+        answer exactly)."""
+        if version >= self.version:
+            return self.state
+        decider, state = None, None
+        for entry in self.entries[:version]:
+            if isinstance(entry.event, GameStarted):
+                decider, state = start(entry.event)
+            elif decider is not None:
+                state = decider.evolve(state, entry.event)
+        return state
+
     def hand_over(self, entry: Entry, as_of: int) -> bool:
         """Whether the hand `entry` belongs to had ended by version `as_of`."""
         ended = self.hand_ended_at.get(entry.hand)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from litestar.datastructures import ResponseHeader
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
 from litestar.params import Body
@@ -11,17 +12,22 @@ from litestar.params import Body
 from service.problems import PROBLEM_JSON, Problem
 
 _WHY = {
-    400: "Malformed request (`malformed_request`, `invalid_request` for a path or query value)",
+    400: "Malformed request (`malformed_request`, `body_too_deep`, `invalid_request` for a "
+    "path, query or header value)",
     401: "No token, or a token that holds no seat here (`token_required`, `invalid_token`)",
     403: "A valid token without the right (`not_creator`)",
     404: "No such game or variant (`game_not_found`, `variant_not_found`)",
     409: "The game's state forbids it now (`not_your_turn`, `wrong_phase`, `game_over`, "
-    "`stale_version`, `seat_taken`, ...)",
+    "`stale_version`, `seat_taken`, `seat_free`, `conflict`, ...)",
     413: "The body is too large (`body_too_large`)",
+    415: "The body is not JSON (`unsupported_media_type`)",
     422: "Well-formed but not acceptable (`invalid_request`, `illegal_position`, "
     "`card_not_available`, `idempotency_key_reused`, ...)",
     429: "Rate limited (`rate_limited`); see `Retry-After`",
-    503: "The event store is unavailable (`unavailable`)",
+    500: "The game's stored history fails verification (`history_corrupt`), or an unexpected "
+    "error (`internal_error`)",
+    503: "The event store is unavailable (`unavailable`) or the server is at its connection "
+    "cap (`too_many_connections`); see `Retry-After`",
 }
 
 
@@ -34,10 +40,43 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
     }
 
 
-READ = problems(400, 404, 429, 503)
-LOBBY = problems(400, 401, 403, 404, 409, 413, 422, 429, 503)
-PLAY = problems(400, 401, 404, 409, 413, 422, 429, 503)
-VARIANTS = problems(400, 404, 413, 422, 429)
+NOT_MODIFIED = {
+    304: ResponseSpec(
+        None,
+        generate_examples=False,
+        description="Not modified: the game is still at the version named in `If-None-Match`",
+    )
+}
+# What every request may meet before it reaches a handler, and what reading a game may meet.
+_ANY = (400, 429, 503)
+_BODY = (413, 415)
+_GAME = (404, 500)
+
+CREATE = problems(*_ANY, *_BODY, 422)
+READ = NOT_MODIFIED | problems(*_ANY, *_GAME)
+SEAT_READ = NOT_MODIFIED | problems(*_ANY, *_GAME, 401)
+CLAIM = problems(*_ANY, *_BODY, *_GAME, 409, 422)
+RELEASE = problems(*_ANY, *_GAME, 401, 403, 409, 422)
+START = problems(*_ANY, *_GAME, 401, 403, 409, 422)
+PLAY = problems(*_ANY, *_BODY, *_GAME, 401, 409, 422)
+VARIANT_LIST = problems(429)
+VARIANT = problems(400, 404, 429)
+SCORE = problems(*_ANY[:2], *_BODY, 404, 422)
+
+ETAG = [
+    ResponseHeader(
+        name="ETag",
+        description='The game\'s version (`"12"`): send it in `If-None-Match` to read again '
+        "cheaply, or in `If-Match` to act on exactly this version",
+        documentation_only=True,
+    )
+]
+CREATED_HEADERS = [
+    *ETAG,
+    ResponseHeader(
+        name="Location", description="Where the new resource lives", documentation_only=True
+    ),
+]
 
 
 def examples(description: str, **named: Any) -> Any:
@@ -75,7 +114,7 @@ ACTION = examples(
     shedding_play_blind={"type": "play-blind", "stack": 0},
     shedding_end_play={"type": "end-play"},
 )
-SCORE = examples(
+SCORE_BODY = examples(
     "Grid variants: two rows of cards; tens-shedding: the remaining cards.",
     tens_layout={"cards": [["AS", "7H", "7D", "7C", "KS"], ["AH", "7S", "7H", "9D", "JC"]]},
     golf_layout={"cards": [["6S", "AH", "4D", "TC"], ["2S", "KH", "4C", "TD"]]},

@@ -16,6 +16,7 @@ from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction
 from service.api import docs
 from service.api import schemas as s
+from service.api.contract import to_public
 from service.games import GameService
 from service.problems import ApiError
 from service.record import GameRecord
@@ -47,6 +48,16 @@ LobbyKey = Annotated[
         description="Makes the request safe to retry: a retry with the same key and body "
         "returns the first answer, secret token included. The key derives that token, so "
         "keep it secret and unguessable (a random UUID; at least 16 characters).",
+    ),
+]
+IfNoneMatch = Annotated[
+    str | None,
+    HeaderParameter(
+        name="If-None-Match",
+        required=False,
+        max_length=200,
+        description='The ETag of the copy you hold (`"12"`): 304 with no body while the game '
+        "is still at that version.",
     ),
 ]
 IfMatch = Annotated[
@@ -86,29 +97,51 @@ def parse_if_match(value: str | None) -> int | None:
     return int(text)
 
 
-def etag(record: GameRecord) -> dict[str, str]:
-    return {"ETag": f'"{record.version}"'}
+def answer(
+    body: Any,
+    version: int,
+    if_none_match: str | None = None,
+    *,
+    status_code: int = 200,
+    location: str | None = None,
+) -> Response[Any]:
+    """A game response: its version as the ETag, and 304 without a body when the client's
+    copy (`If-None-Match`) is of that version already."""
+    tag = f'"{version}"'
+    headers = {"ETag": tag}
+    if if_none_match is not None:
+        held = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+        if tag in held or "*" in held:
+            return Response(None, status_code=304, headers=headers)
+    if location is not None:
+        headers["Location"] = location
+    return Response(body, status_code=status_code, headers=headers)
 
 
-def summary(record: GameRecord) -> s.GameSummary:
+def summary(record: GameRecord, version: int | None = None) -> s.GameSummary:
+    """The game's lobby and status, as of `version` (default: now)."""
     lobby = record.lobby
+    version = record.version if version is None else version
+    decider = record.decider
+    status = None if decider is None else decider.status(record.state_at(version))
     return s.GameSummary(
         game_id=record.game_id,
-        variant=lobby.variant,
+        variant=lobby.variant,  # type: ignore[arg-type]
         title=lobby.title,
         seats=[s.SeatInfo(seat, name) for seat, name in enumerate(lobby.names)],
         options=lobby.options,
-        version=record.version,
+        version=version,
         started=record.started,
-        status=record.status(),
+        status=status,
     )
 
 
 def feed(
     record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int
 ) -> list[s.FeedEntry]:
+    """Events `first`..`last` in their public shape, as `viewer` may know them at `as_of`."""
     return [
-        s.FeedEntry(entry.version, record.redact(entry, viewer, as_of))
+        s.FeedEntry(entry.version, to_public(record.redact(entry, viewer, as_of)))
         for entry in record.entries[first - 1 : last]
     ]
 
@@ -118,38 +151,49 @@ class GameController(Controller):
     tags = ["games"]
 
     @post(
-        "/", operation_id="createGame", summary="Open a game", status_code=201, responses=docs.LOBBY
+        "/",
+        operation_id="createGame",
+        summary="Open a game",
+        status_code=201,
+        responses=docs.CREATE,
+        response_headers=docs.CREATED_HEADERS,
     )
     async def create(
         self,
         data: Annotated[s.CreateGame, docs.CREATE_GAME],
         games: NamedDependency[GameService],
         idempotency_key: LobbyKey = None,
-    ) -> s.GameOpened:
+    ) -> Response[s.GameOpened]:
         options = data.options or GameOptions()
         record, token = await games.create(
             data.variant, data.seats, options, data.title, idempotency_key
         )
-        return s.GameOpened(record.game_id, token, 1, data.variant, data.seats)
+        opened = s.GameOpened(record.game_id, token, 1, data.variant, data.seats)
+        return answer(opened, 1, status_code=201, location=f"/games/{record.game_id}")
 
     @get(
         "/{game_id:str}",
         operation_id="getGame",
         summary="The game's lobby and status",
         responses=docs.READ,
+        response_headers=docs.ETAG,
     )
     async def get_game(
-        self, game_id: GameId, games: NamedDependency[GameService]
+        self,
+        game_id: GameId,
+        games: NamedDependency[GameService],
+        if_none_match: IfNoneMatch = None,
     ) -> Response[s.GameSummary]:
         record = await games.load(game_id)
-        return Response(summary(record), headers=etag(record))
+        return answer(summary(record), record.version, if_none_match)
 
     @post(
         "/{game_id:str}/seats",
         operation_id="claimSeat",
         summary="Claim a seat",
         status_code=201,
-        responses=docs.LOBBY,
+        responses=docs.CLAIM,
+        response_headers=docs.CREATED_HEADERS,
     )
     async def claim(
         self,
@@ -157,9 +201,11 @@ class GameController(Controller):
         data: Annotated[s.ClaimSeat, docs.CLAIM_SEAT],
         games: NamedDependency[GameService],
         idempotency_key: LobbyKey = None,
-    ) -> s.SeatGranted:
+    ) -> Response[s.SeatGranted]:
         outcome, seat, token = await games.claim(game_id, data.seat, data.name, idempotency_key)
-        return s.SeatGranted(game_id, seat, token, outcome.last_version)
+        version = outcome.last_version
+        granted = s.SeatGranted(game_id, seat, token, version)
+        return answer(granted, version, status_code=201, location=f"/games/{game_id}/seats/{seat}")
 
     @delete(
         "/{game_id:str}/seats/{seat:int}",
@@ -167,7 +213,8 @@ class GameController(Controller):
         summary="Free a claimed seat before the game starts (creator, or the seat's holder)",
         security=SEAT_TOKEN,
         status_code=200,
-        responses=docs.LOBBY,
+        responses=docs.RELEASE,
+        response_headers=docs.ETAG,
     )
     async def release(
         self,
@@ -177,7 +224,7 @@ class GameController(Controller):
         games: NamedDependency[GameService],
     ) -> Response[s.GameSummary]:
         outcome = await games.release(game_id, required_token(request), seat)
-        return Response(summary(outcome.record), headers=etag(outcome.record))
+        return answer(summary(outcome.record, outcome.last_version), outcome.last_version)
 
     @post(
         "/{game_id:str}/start",
@@ -185,7 +232,8 @@ class GameController(Controller):
         summary="Start the game (creator)",
         security=SEAT_TOKEN,
         status_code=200,
-        responses=docs.LOBBY,
+        responses=docs.START,
+        response_headers=docs.ETAG,
     )
     async def start(
         self,
@@ -195,31 +243,40 @@ class GameController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.GameSummary]:
         outcome = await games.start(game_id, required_token(request), idempotency_key)
-        return Response(summary(outcome.record), headers=etag(outcome.record))
+        return answer(summary(outcome.record, outcome.last_version), outcome.last_version)
 
     @get(
         "/{game_id:str}/view",
         operation_id="getPublicView",
         summary="The spectators' view",
         responses=docs.READ,
+        response_headers=docs.ETAG,
     )
     async def public_view(
-        self, game_id: GameId, games: NamedDependency[GameService]
+        self,
+        game_id: GameId,
+        games: NamedDependency[GameService],
+        if_none_match: IfNoneMatch = None,
     ) -> Response[s.PublicView]:
         record = await games.load(game_id)
         view = None if record.decider is None else record.decider.view(record.state, None)
         body = s.PublicView(record.game_id, record.version, record.status(), view)
-        return Response(body, headers=etag(record))
+        return answer(body, record.version, if_none_match)
 
     @get(
         "/{game_id:str}/me",
         operation_id="getSeatView",
         summary="A seat's own view and legal actions",
         security=SEAT_TOKEN,
-        responses=docs.PLAY,
+        responses=docs.SEAT_READ,
+        response_headers=docs.ETAG,
     )
     async def seat_view(
-        self, game_id: GameId, request: Request[Any, Any, Any], games: NamedDependency[GameService]
+        self,
+        game_id: GameId,
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+        if_none_match: IfNoneMatch = None,
     ) -> Response[s.SeatView]:
         token = required_token(request)
         record = await games.load(game_id)
@@ -236,7 +293,7 @@ class GameController(Controller):
                 decider.view(state, seat),
                 list(decider.legal_actions(state, seat)),
             )
-        return Response(body, headers=etag(record))
+        return answer(body, record.version, if_none_match)
 
     @post(
         "/{game_id:str}/actions",
@@ -245,6 +302,7 @@ class GameController(Controller):
         security=SEAT_TOKEN,
         status_code=200,
         responses=docs.PLAY,
+        response_headers=docs.ETAG,
     )
     async def act(
         self,
@@ -255,6 +313,8 @@ class GameController(Controller):
         idempotency_key: IdempotencyKey = None,
         if_match: IfMatch = None,
     ) -> Response[s.ActionResult]:
+        """The answer holds the action's events and the acting seat's view and legal actions
+        after it; a retry with the same `Idempotency-Key` gets the first answer exactly."""
         token = required_token(request)
         outcome = await games.act(
             game_id,
@@ -264,48 +324,67 @@ class GameController(Controller):
             request_hash=hashlib.sha256(msgspec.json.encode(data)).hexdigest(),
             if_match=parse_if_match(if_match),
         )
-        record = outcome.record
-        last = outcome.last_version
-        seat = outcome.actor.seat
+        record, last, seat = outcome.record, outcome.last_version, outcome.actor.seat
         assert seat is not None
+        assert record.decider is not None
+        decider, state = record.decider, record.state_at(last)
         body = s.ActionResult(
             game_id=record.game_id,
             seat=seat,
             version=last,
             events=feed(record, seat, outcome.first_version, last, last),
-            status=record.status(),
+            status=decider.status(state),
+            view=decider.view(state, seat),
+            legal_actions=list(decider.legal_actions(state, seat)),
         )
-        return Response(body, headers={"ETag": f'"{last}"'})
+        return answer(body, last)
 
     @get(
         "/{game_id:str}/events",
         operation_id="getEvents",
-        summary="The game's events, redacted for the viewer",
-        responses=docs.PLAY,
+        summary="The game's events, redacted for the viewer, a page at a time",
+        responses=docs.SEAT_READ,
+        response_headers=docs.ETAG,
     )
     async def events(
         self,
         game_id: GameId,
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
-        after: Annotated[int, Parameter(ge=0, le=10_000_000)] = 0,
-        limit: Annotated[int, Parameter(ge=1, le=1000)] = 500,
-    ) -> s.Feed:
+        after: Annotated[
+            int, Parameter(ge=0, le=10_000_000, description="The last version already read")
+        ] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=1000, description="At most this many")] = 500,
+        if_none_match: IfNoneMatch = None,
+    ) -> Response[s.Feed]:
+        """Without a token, what a spectator may know; with a seat token, that seat's view."""
         token = bearer(request)
         record = await games.load(game_id)
         viewer = None if token is None else games.seat_for(record, token)
         last = min(record.version, after + limit)
-        return s.Feed(
-            record.game_id, record.version, feed(record, viewer, after + 1, last, record.version)
+        more = last < record.version
+        page = s.Feed(
+            record.game_id,
+            record.version,
+            feed(record, viewer, after + 1, last, record.version),
+            has_more=more,
+            next_after=last if more else None,
         )
+        return answer(page, record.version, if_none_match)
 
     @get(
         "/{game_id:str}/scores",
         operation_id="getScores",
         summary="Scores so far",
         responses=docs.READ,
+        response_headers=docs.ETAG,
     )
-    async def scores(self, game_id: GameId, games: NamedDependency[GameService]) -> s.Scores:
+    async def scores(
+        self,
+        game_id: GameId,
+        games: NamedDependency[GameService],
+        if_none_match: IfNoneMatch = None,
+    ) -> Response[s.Scores]:
         record = await games.load(game_id)
         hands = [
             s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)
@@ -314,13 +393,13 @@ class GameController(Controller):
         ]
         ended = next((e.event for e in record.entries if isinstance(e.event, GameEnded)), None)
         status = record.status()
-        totals = status.totals if status is not None else ()
-        return s.Scores(
+        body = s.Scores(
             record.game_id,
-            record.lobby.variant,
+            record.lobby.variant,  # type: ignore[arg-type]
             record.version,
-            totals,
+            status.totals if status is not None else (),
             hands,
             ended is not None,
             ended.winners if ended else (),
         )
+        return answer(body, record.version, if_none_match)

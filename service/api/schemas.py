@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Literal
 
 import msgspec
 
 from domain.decider import Status
+from domain.grid.scoring import LayoutScore
+from domain.grid.view import GridView
+from domain.shedding.scoring import RemainingScore
+from domain.shedding.view import SheddingView
 from events.schema.common import CardText, GameOptions
+from events.schema.grid import GridAction
+from events.schema.shedding import SheddingOption
+from service.api.contract import Event, HandEndReason, Variant
+
+View = GridView | SheddingView
+"""A game as its viewer may know it, tagged by `family`: `grid` or `shedding`."""
+LegalAction = GridAction | SheddingOption
+"""An action a seat may take now, tagged by `type`: a grid action as it is to be posted, or
+a Tens-shedding option that describes a set of actions (docs/API.md, "Legal actions")."""
+OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max"]
+Score = LayoutScore | RemainingScore
+"""A grid layout's score (columns and combos) or Tens-shedding's remaining cards."""
 
 # Names and titles are shown to other players: no control characters, no bidirectional
 # overrides or isolates, no invisible zero-width characters or line separators, and not only
@@ -18,15 +34,12 @@ Name = Annotated[
     str, msgspec.Meta(min_length=1, max_length=40, pattern=rf"^{_SHOWN_TEXT}(?![\s\S])")
 ]
 Title = Annotated[str, msgspec.Meta(max_length=80, pattern=rf"^(?:{_SHOWN_TEXT})?(?![\s\S])")]
-VariantName = Annotated[
-    str, msgspec.Meta(pattern=r"^(hang-ten|tens|golf|basketball|tens-shedding)(?![\s\S])")
-]
 
 
 class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
     """Open a game; all seats must be claimed before the creator starts it."""
 
-    variant: VariantName
+    variant: Variant
     seats: Annotated[int, msgspec.Meta(ge=2, le=10)]
     options: GameOptions | None = None
     """House options; omitted fields keep the variant's rules."""
@@ -45,7 +58,7 @@ class GameOpened(msgspec.Struct):
     creator_token: str
     """Secret: send it as `Authorization: Bearer <token>` to start the game."""
     version: int
-    variant: str
+    variant: Variant
     seats: int
 
 
@@ -64,7 +77,7 @@ class SeatInfo(msgspec.Struct):
 
 class GameSummary(msgspec.Struct):
     game_id: str
-    variant: str
+    variant: Variant
     title: str
     seats: list[SeatInfo]
     options: GameOptions
@@ -79,7 +92,7 @@ class PublicView(msgspec.Struct):
     game_id: str
     version: int
     status: Status | None
-    view: Any
+    view: View | None
     """The variant's view for a spectator; null before the game starts."""
 
 
@@ -90,41 +103,55 @@ class SeatView(msgspec.Struct):
     version: int
     seat: int
     status: Status | None
-    view: Any
-    legal_actions: list[Any]
+    view: View | None
+    """Null before the game starts."""
+    legal_actions: list[LegalAction]
+    """Empty when it is not this seat's to act."""
 
 
 class FeedEntry(msgspec.Struct):
     version: int
-    event: Any
-    """The stored event, redacted to what the viewer may know."""
+    event: Event
+    """The event as the viewer may know it: a card or seed they may not know is null."""
 
 
 class ActionResult(msgspec.Struct):
+    """What an action did, and where it leaves the acting seat: a turn is one request."""
+
     game_id: str
     seat: int
     version: int
     """The game's version after the action; send it back in If-Match to act on it."""
     events: list[FeedEntry]
-    status: Status | None
+    """The events the action appended (with the next deal when it ended a hand)."""
+    status: Status
+    view: View
+    """The acting seat's view after the action."""
+    legal_actions: list[LegalAction]
+    """What the acting seat may do next (empty when it is another seat's turn)."""
 
 
 class Feed(msgspec.Struct):
     game_id: str
     version: int
+    """The game's current version."""
     events: list[FeedEntry]
+    has_more: bool
+    """Whether events follow this page."""
+    next_after: int | None
+    """Pass as `after` to read the next page; null when this page reaches the end."""
 
 
 class HandScore(msgspec.Struct):
     hand: int
-    reason: str
+    reason: HandEndReason
     scores: tuple[int, ...]
     totals: tuple[int, ...]
 
 
 class Scores(msgspec.Struct):
     game_id: str
-    variant: str
+    variant: Variant
     version: int
     totals: tuple[int, ...]
     hands: list[HandScore]
@@ -139,16 +166,16 @@ class ScoreRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class VariantInfo(msgspec.Struct):
-    name: str
+    name: Variant
     min_players: int
     max_players: int
-    options: list[str]
+    options: list[OptionName]
     """The GameOptions fields that apply to this variant."""
     rules: str
     """The rules, as Markdown (RULES.md, every gap decided)."""
 
 
 class Health(msgspec.Struct, omit_defaults=True):
-    status: str
+    status: Literal["ok", "unavailable"]
     store: str | None = None
     detail: str | None = None

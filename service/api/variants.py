@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.resources import files
-from typing import Annotated, Any
+from typing import Annotated
 
 from litestar import Controller, get, post
 from litestar.params import Parameter
 
 from domain.variants import DECIDERS
 from service.api import docs
-from service.api.schemas import ScoreRequest, VariantInfo
+from service.api.schemas import Score, ScoreRequest, VariantInfo
 from service.problems import ApiError
 
 
@@ -26,7 +26,11 @@ def rules_text(variant: str) -> str:
 def info(name: str) -> VariantInfo:
     decider = DECIDERS[name]
     return VariantInfo(
-        name, decider.min_players, decider.max_players, list(decider.options), rules_text(name)
+        name,  # type: ignore[arg-type]
+        decider.min_players,
+        decider.max_players,
+        list(decider.options),  # type: ignore[arg-type]
+        rules_text(name),
     )
 
 
@@ -47,7 +51,7 @@ class VariantController(Controller):
     path = "/variants"
     tags = ["variants"]
 
-    @get("/", operation_id="listVariants", summary="The five variants", responses=docs.READ)
+    @get("/", operation_id="listVariants", summary="The five variants", responses=docs.VARIANT_LIST)
     async def list_variants(self) -> list[VariantInfo]:
         return [info(name) for name in DECIDERS]
 
@@ -55,7 +59,7 @@ class VariantController(Controller):
         "/{variant:str}",
         operation_id="getVariant",
         summary="One variant and its rules",
-        responses=docs.VARIANTS,
+        responses=docs.VARIANT,
     )
     async def get_variant(self, variant: str = VariantPath) -> VariantInfo:
         return info(known(variant))
@@ -65,11 +69,11 @@ class VariantController(Controller):
         operation_id="scoreLayout",
         status_code=200,
         summary="Score a layout (grid variants) or remaining cards (tens-shedding)",
-        responses=docs.VARIANTS,
+        responses=docs.SCORE,
     )
     async def score(
-        self, data: Annotated[ScoreRequest, docs.SCORE], variant: str = VariantPath
-    ) -> Any:
+        self, data: Annotated[ScoreRequest, docs.SCORE_BODY], variant: str = VariantPath
+    ) -> Score:
         decider = DECIDERS[known(variant)]
         if variant == "tens-shedding":
             if not all(isinstance(card, str) for card in data.cards):

@@ -1,0 +1,93 @@
+"""The public contract: the shapes of events as the API serves them, apart from how they
+are stored.
+
+A stored event and its public shape evolve separately. Each public event type is declared
+here as a projection of a stored one: the same tag and fields, less the fields the API
+never shows (secrets such as token hashes are absent, not blanked), with closed sets typed
+as enums and a value hidden from the viewer as `null`. A stored field added later reaches
+clients only through this declaration, and the committed OpenAPI document (checked for drift
+in CI) shows any change to the contract in review.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+import msgspec
+
+from events.schema import common, grid, lobby, shedding
+from events.schema.common import SeedHex
+
+Variant = Literal["hang-ten", "tens", "golf", "basketball", "tens-shedding"]
+HandEndReason = Literal["went_out", "all_face_up", "turn_limit", "stock_exhausted"]
+"""Why a hand ended: a player went out (Golf, Tens-shedding), every card was face up,
+the turn limit was reached, or the stock could not be rebuilt."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a stored event type is shown: `hidden` fields are left out, `types` override a
+    field's type, and in `blank_is_null` an empty string (redacted) is shown as null."""
+
+    stored: type
+    hidden: tuple[str, ...] = ()
+    types: Mapping[str, Any] = field(default_factory=dict)
+    blank_is_null: tuple[str, ...] = ()
+
+
+SHAPES: tuple[Shape, ...] = (
+    Shape(lobby.GameCreated, hidden=("creator_hash",), types={"variant": Variant}),
+    Shape(lobby.SeatClaimed, hidden=("token_hash",)),
+    Shape(lobby.SeatReleased),
+    Shape(common.GameStarted, types={"variant": Variant}),
+    Shape(common.HandDealt, types={"seed": SeedHex | None}, blank_is_null=("seed",)),
+    Shape(common.HandEnded, types={"reason": HandEndReason, "seed": SeedHex}),
+    Shape(common.GameEnded),
+    *(Shape(kind) for kind in grid.EVENTS),
+    *(Shape(kind) for kind in shedding.EVENTS),
+)
+
+
+def _public_type(shape: Shape) -> type[msgspec.Struct]:
+    config = shape.stored.__struct_config__  # type: ignore[attr-defined]
+    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    for info in msgspec.structs.fields(shape.stored):
+        if info.name in shape.hidden:
+            continue
+        kind = shape.types.get(info.name, info.type)
+        if info.required:
+            fields.append((info.name, kind))
+        elif info.default is not msgspec.NODEFAULT:
+            fields.append((info.name, kind, info.default))
+        else:
+            fields.append((info.name, kind, msgspec.field(default_factory=info.default_factory)))
+    public = msgspec.defstruct(
+        shape.stored.__name__,
+        fields,
+        tag=config.tag,
+        tag_field=config.tag_field,
+        frozen=True,
+        module=__name__,
+    )
+    public.__doc__ = shape.stored.__doc__
+    return public
+
+
+_PUBLIC: dict[type, tuple[type[msgspec.Struct], Shape]] = {
+    shape.stored: (_public_type(shape), shape) for shape in SHAPES
+}
+PUBLIC_EVENTS: tuple[type[msgspec.Struct], ...] = tuple(public for public, _ in _PUBLIC.values())
+Event = Union[PUBLIC_EVENTS]  # type: ignore[valid-type]  # noqa: UP007
+"""Every event of the feed, tagged by `type`."""
+
+
+def to_public(event: Any) -> Any:
+    """A stored event (already redacted for its viewer) in its public shape."""
+    public, shape = _PUBLIC[type(event)]
+    values = {name: getattr(event, name) for name in public.__struct_fields__}
+    for name in shape.blank_is_null:
+        if values[name] == "":
+            values[name] = None
+    return public(**values)
