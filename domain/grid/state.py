@@ -12,11 +12,10 @@ from typing import TypeVar
 import msgspec
 
 from domain.cards import Card
+from domain.decider import Phase
 
 T = TypeVar("T")
 
-Phase = str
-"""`awaiting_deal`, `setup`, `playing`, `game_over`."""
 
 Step = str
 """Where the turn of `to_play` stands: `setup` (Golf's first-turn flips), `draw`, `place`

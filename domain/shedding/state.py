@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 import msgspec
 
 from domain.cards import Card
-from domain.decider import Status
+from domain.decider import Phase, Status
 from domain.shedding.rules import Rules
 
-AWAITING_DEAL = "awaiting_deal"
-SETUP = "setup"
-PLAYING = "playing"
-GAME_OVER = "game_over"
+AWAITING_DEAL: Final = "awaiting_deal"
+SETUP: Final = "setup"
+PLAYING: Final = "playing"
+GAME_OVER: Final = "game_over"
 
 
 class Player(msgspec.Struct, frozen=True):
@@ -70,7 +71,7 @@ class Round(msgspec.Struct, frozen=True):
 class SheddingState(msgspec.Struct, frozen=True):
     players: int
     rules: Rules
-    phase: str = AWAITING_DEAL
+    phase: Phase = AWAITING_DEAL
     totals: tuple[int, ...] = ()
     round: Round | None = None
     winners: tuple[int, ...] = ()
