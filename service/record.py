@@ -22,6 +22,7 @@ IDEMPOTENCY_SCOPE = "idempotency_scope"
 """Whose key it is: `seat:N` (an action), `claim`, `start`; absent on early events, which
 were all actions (scope `seat:N` of their `seat`)."""
 REQUEST_HASH = "request_hash"
+RECORD_OVERHEAD = 8
 
 
 class Entry(msgspec.Struct, frozen=True, gc=False):
@@ -81,8 +82,11 @@ class GameRecord:
 
     @property
     def weight(self) -> int:
-        """What the record costs to keep, in events (the cache's unit of size)."""
-        return len(self.entries)
+        """What the record costs to keep, in events (the cache's unit of size): its events
+        plus the record's own fixed cost, which is about that of 8 events (a game in its
+        lobby takes about 1.3 KB, an event of a live game about 150 B;
+        benchmarks/memory_bench.py)."""
+        return len(self.entries) + RECORD_OVERHEAD
 
     def apply(
         self, version: int, event: Any, metadata: dict[str, Any], chain_hash: bytes = b""

@@ -14,13 +14,17 @@ from domain.simulate import play_game
 from events.schema.common import GameOptions
 from events.schema.lobby import GameCreated, SeatClaimed
 from service.cache import GameCache
-from service.record import GameRecord
+from service.record import RECORD_OVERHEAD, GameRecord
 
 pytestmark = pytest.mark.unit
 
 
+W = RECORD_OVERHEAD + 1
+"""What a game just opened weighs."""
+
+
 def lobby(game_id: str, claims: int = 0) -> GameRecord:
-    """A game in its lobby weighing 1 + `claims` events."""
+    """A game in its lobby weighing W + `claims` events."""
     record = GameRecord.begin(game_id, GameCreated("golf", 10, GameOptions(), "", ""))
     for seat in range(claims):
         record.apply(record.version + 1, SeatClaimed(seat, f"p{seat}", ""), {})
@@ -39,32 +43,32 @@ def finished(game_id: str) -> GameRecord:
 
 
 def test_the_cache_keeps_at_most_its_weight_in_events_evicting_the_least_recently_used() -> None:
-    cache = GameCache(max_events=10, max_finished=5)
+    cache = GameCache(max_events=3 * (W + 2) + 1, max_finished=5)
     for n in range(4):
-        cache.admit(lobby(f"g{n}", claims=2))  # 3 events each
-    assert cache.events <= 10
+        cache.admit(lobby(f"g{n}", claims=2))
+    assert cache.events <= 3 * (W + 2) + 1
     assert cache.get("g0") is None, "the oldest went first"
     assert cache.get("g3") is not None
 
 
 def test_a_record_that_grows_is_accounted_for() -> None:
-    cache = GameCache(max_events=6, max_finished=5)
+    cache = GameCache(max_events=2 * W + 4, max_finished=5)
     small = cache.admit(lobby("small"))
     grown = cache.admit(lobby("grown"))
     for seat in range(4):
         grown.record.apply(grown.record.version + 1, SeatClaimed(seat, "p", ""), {})
     cache.account(grown)
-    assert cache.events == 6
+    assert cache.events == 2 * W + 4
     grown.record.apply(grown.record.version + 1, SeatClaimed(4, "p", ""), {})
     cache.account(grown)
     assert cache.get("small") is None
     assert small.record.game_id == "small"
-    assert cache.events == 6
+    assert cache.events == W + 5
 
 
 def test_a_game_whose_lock_is_held_is_never_evicted() -> None:
     async def scenario() -> None:
-        cache = GameCache(max_events=2, max_finished=5)
+        cache = GameCache(max_events=2 * W, max_finished=5)
         busy = cache.admit(lobby("busy"))
         async with busy.lock:
             for n in range(5):
@@ -91,13 +95,13 @@ def test_the_slot_kept_first_wins_when_two_requests_admit_one_game() -> None:
     first = cache.admit(lobby("g"))
     second = cache.admit(lobby("g"))
     assert second is first
-    assert cache.events == 1
+    assert cache.events == W
 
 
 def test_folding_an_event_twice_is_a_no_op_and_a_gap_is_an_error() -> None:
     record = lobby("g", claims=1)
     record.apply(2, SeatClaimed(0, "p0", ""), {})  # delivered again by an overlapping read
     assert record.version == 2
-    assert record.weight == 2
+    assert record.weight == RECORD_OVERHEAD + 2
     with pytest.raises(ValueError, match="version 4 after 2"):
         record.apply(4, SeatClaimed(3, "p3", ""), {})
