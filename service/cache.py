@@ -71,14 +71,23 @@ class GameCache:
             self._evict()
 
     def _evict(self) -> None:
-        """Finished games first while too many are kept, then the least recently used."""
-        for finished_only in (True, False):
-            for game_id, slot in list(self._slots.items()):
-                over_finished = self.finished > self.max_finished
-                if not over_finished and self.events <= self.max_events:
-                    return
-                if finished_only and not (over_finished and slot.finished):
-                    continue
-                if slot.lock.locked():
-                    continue  # a command is working on it; the store orders the rest
-                self.discard(game_id)
+        """Finished games first while too many are kept, then the least recently used. Each
+        pass stops as soon as the bound holds, so an admission past the bound costs the few
+        slots it evicts, not a walk over every slot kept."""
+        events, finished = self.events, self.finished
+        victims: dict[str, None] = {}
+        if finished > self.max_finished:
+            for game_id, slot in self._slots.items():
+                if finished <= self.max_finished:
+                    break
+                if slot.finished and not slot.lock.locked():
+                    victims[game_id] = None
+                    events, finished = events - slot.weight, finished - 1
+        for game_id, slot in self._slots.items():
+            if events <= self.max_events:
+                break
+            if game_id not in victims and not slot.lock.locked():  # a command is on it
+                victims[game_id] = None
+                events, finished = events - slot.weight, finished - int(slot.finished)
+        for game_id in victims:
+            self.discard(game_id)
