@@ -94,7 +94,7 @@ class GameService:
         store: EventStore,
         metrics: Metrics,
         retries: int = 5,
-        cache_events: int = 500_000,
+        cache_events: int = 400_000,
         cache_finished: int = 200,
     ) -> None:
         self.store = store

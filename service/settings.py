@@ -56,9 +56,9 @@ class Settings(msgspec.Struct, frozen=True):
     """Seconds one database operation may take, the wait for a pooled connection included;
     past it the request is answered 503 `unavailable` with Retry-After."""
     command_retries: int = 5
-    cache_events: int = 500_000
+    cache_events: int = 400_000
     """The games kept in memory weigh at most this many events in all: about 150 B an event,
-    and a game counts 8 events more for itself (about 1.3 KB); 500,000 is about 75 MB."""
+    and a game counts 8 events more for itself (about 1.3 KB); 400,000 is about 60 MB."""
     cache_finished_games: int = 200
     header_timeout: float = 10.0
     """Seconds a client has to send a complete request head, counted from when the connection
