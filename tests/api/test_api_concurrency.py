@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 
 from service.settings import Settings
@@ -26,28 +27,20 @@ from tests.api.server import running_server
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
 
-def settings_for(database_url: str | None, data_dir: Path) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=data_dir,
-        log_level="warning",
-        log_format="json",
-        rate_limit_per_second=100_000.0,
-        rate_limit_burst=100_000,
-    )
-
-
 @pytest.fixture(params=["embedded, one instance", "postgres, one instance", "postgres, two"])
 def instances(
-    request: pytest.FixtureRequest, tmp_path: Path, database_url: str
+    request: pytest.FixtureRequest, tmp_path: Path, api_settings: Settings
 ) -> Iterator[list[httpx.Client]]:
     kind: str = request.param
     count = 2 if kind.endswith("two") else 1
-    url = None if kind.startswith("embedded") else database_url
+    url = None if kind.startswith("embedded") else api_settings.database_url
     with ExitStack() as stack:
         clients = []
         for n in range(count):
-            base = stack.enter_context(running_server(settings_for(url, tmp_path / str(n))))
+            settings = msgspec.structs.replace(
+                api_settings, database_url=url, data_dir=tmp_path / str(n)
+            )
+            base = stack.enter_context(running_server(settings))
             clients.append(stack.enter_context(httpx.Client(base_url=base, timeout=30)))
         yield clients
 
