@@ -128,8 +128,13 @@ def check_every_endpoint(
             for response in responses:
                 assert seed not in response.text, f"viewer {viewer} saw the live seed"
     if last_action is not None and live:
-        bad = live_secrets_in_feed(last_action.json()["events"], actor, status.hand)
+        answer = last_action.json()
+        bad = live_secrets_in_feed(answer["events"], actor, status.hand)
         assert not bad, f"action response: {bad}"
+        known = oracle(state, actor)
+        shown = cards_in(answer["view"])
+        assert not shown - known, f"the action's answer showed seat {actor} {shown - known}"
+        assert set(cards_in(answer["legal_actions"])) <= set(known)
         if seed:
             assert seed not in last_action.text
 
