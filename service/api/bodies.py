@@ -50,13 +50,18 @@ def _decoder(data_type: Any) -> msgspec.json.Decoder[Any]:
 class JsonRequest(Request[Any, Any, Any]):
     """A request whose `json()` is the handler's `data`, decoded strictly from a JSON body."""
 
-    async def json(self) -> Any:
+    async def body(self) -> bytes:
+        """The whole body; a client gone before sending all of it is a 400, not a 500 with a
+        traceback in the log (Litestar raises InternalServerException for it)."""
         try:
-            body = await self.body()
-        except InternalServerException:  # Litestar's word for a client gone mid-body
+            return await super().body()
+        except InternalServerException:
             raise ApiError(
                 400, "malformed_request", "the client went away before sending the whole body"
             ) from None
+
+    async def json(self) -> Any:
+        body = await self.body()
         media_type, _ = self.content_type
         if not is_json(media_type):
             raise ApiError(

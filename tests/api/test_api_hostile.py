@@ -3,6 +3,8 @@ forms and smuggle newlines. Each is refused with a problem, and nothing stored c
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -284,3 +286,26 @@ def test_head_answers_like_get_without_a_body(table: Table) -> None:
     assert head.headers["content-type"] == got.headers["content-type"]
     problem(http.get("/games/00000000deadbeef"), 404, "game_not_found")
     assert http.head("/games/00000000deadbeef").status_code == 404
+
+
+def test_a_client_gone_mid_body_is_a_400_not_a_500(api_base: str, http: httpx.Client) -> None:
+    """Given a request that promises 100 bytes of body and sends 10 before hanging up, then
+    the service answers it as a malformed request (counted as 400), never as an error of its
+    own (a 500 with a traceback in the log)."""
+
+    def counted(status: int) -> int:
+        metrics = http.get("/metrics").text
+        line = f'fairway_http_requests_total{{method="POST",route="/games",status="{status}"}}'
+        return sum(int(row.split()[-1]) for row in metrics.splitlines() if row.startswith(line))
+
+    before = counted(400), counted(500)
+    host, port = api_base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(
+            b"POST /games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n" + b'{"variant"'
+        )
+    deadline = time.monotonic() + 10
+    while counted(400) == before[0] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (counted(400), counted(500)) == (before[0] + 1, before[1])
