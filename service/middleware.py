@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import re
@@ -67,7 +68,11 @@ class ClientAddresses:
         )
 
     def __call__(self, scope: Scope) -> str:
-        peer = _address(scope["client"][0]) if scope.get("client") else None
+        if not scope.get("client"):
+            return "unknown"
+        if not self.trusted:  # the common case: the peer is the client
+            return _peer_key(scope["client"][0])
+        peer = _address(scope["client"][0])
         if peer is None:
             return "unknown"
         client = peer
@@ -80,12 +85,23 @@ class ClientAddresses:
                 client = address
                 if not self._is_trusted(address):
                     break
-        if client.version == 6:
-            return str(ipaddress.ip_network(f"{client}/64", strict=False))
-        return str(client)
+        return _key(client)
 
     def _is_trusted(self, address: Address) -> bool:
         return any(address in network for network in self.trusted)
+
+
+def _key(client: Address) -> str:
+    if client.version == 6:
+        return str(ipaddress.ip_network(f"{client}/64", strict=False))
+    return str(client)
+
+
+@functools.lru_cache(maxsize=4096)
+def _peer_key(peer: str) -> str:
+    """The bucket of a peer address, parsed once per address while it stays in use."""
+    address = _address(peer)
+    return "unknown" if address is None else _key(address)
 
 
 def _address(text: str) -> Address | None:

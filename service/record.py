@@ -13,7 +13,7 @@ import msgspec
 
 from domain.decider import Decider, Status, Viewer
 from domain.variants import start
-from events.schema.common import GameStarted, HandDealt, HandEnded
+from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from service.lobby import Lobby
 
@@ -57,6 +57,8 @@ class GameRecord:
     """The version of each hand's `hand.ended` event."""
     keys: dict[tuple[str, str], KeyUse] = field(default_factory=dict)
     """Idempotency keys used in this game, by (scope, key)."""
+    finished: bool = False
+    """Whether `game.ended` has been folded: the game is over."""
     head_hash: bytes = b""
     """The hash-chain link of the last event folded (empty when it came from an append that
     did not report one)."""
@@ -75,10 +77,6 @@ class GameRecord:
     def status(self) -> Status | None:
         return None if self.decider is None else self.decider.status(self.state)
 
-    @property
-    def finished(self) -> bool:
-        status = self.status()
-        return status is not None and status.phase == "game_over"
 
     @property
     def weight(self) -> int:
@@ -111,6 +109,8 @@ class GameRecord:
                 hand = event.hand
             elif isinstance(event, HandEnded):
                 self.hand_ended_at[event.hand] = version
+            elif isinstance(event, GameEnded):
+                self.finished = True
         self.entries.append(Entry(version, event, hand))
         self.version = version
         self.head_hash = chain_hash
