@@ -77,7 +77,6 @@ class GameRecord:
     def status(self) -> Status | None:
         return None if self.decider is None else self.decider.status(self.state)
 
-
     @property
     def weight(self) -> int:
         """What the record costs to keep, in events (the cache's unit of size): its events
