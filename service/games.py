@@ -104,12 +104,12 @@ class GameService:
 
     # ---- loading ---------------------------------------------------------------------
 
-    async def load(self, game_id: str, fresh: bool = True) -> GameRecord:
-        """The game's record; `fresh` catches up with events other instances wrote."""
+    async def load(self, game_id: str) -> GameRecord:
+        """The game's record, caught up with events other instances wrote."""
         slot = self.cache.get(game_id)
         if slot is None:
             slot = await self._admit(game_id)
-        elif fresh:
+        else:
             await self._catch_up(slot)
         return slot.record
 

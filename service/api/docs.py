@@ -61,7 +61,7 @@ START = problems(*_ANY, *_GAME, 401, 403, 409, 422)
 PLAY = problems(*_ANY, *_BODY, *_GAME, 401, 409, 422)
 VARIANT_LIST = problems(429)
 VARIANT = problems(400, 404, 429)
-SCORE = problems(*_ANY[:2], *_BODY, 404, 422)
+SCORE = problems(400, 429, *_BODY, 404, 422)  # a pure computation: no store, no 503
 
 ETAG = [
     ResponseHeader(
