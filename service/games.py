@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from domain.decider import Decider
 from domain.errors import RuleViolation
 from domain.variants import decider_for
@@ -33,7 +35,14 @@ from service.lobby import derived_token, key_digest, new_token, token_hash
 from service.logging import log
 from service.metrics import Metrics
 from service.problems import ApiError
-from service.record import IDEMPOTENCY_KEY, IDEMPOTENCY_SCOPE, REQUEST_HASH, GameRecord, KeyUse
+from service.record import (
+    ACTION,
+    IDEMPOTENCY_KEY,
+    IDEMPOTENCY_SCOPE,
+    REQUEST_HASH,
+    GameRecord,
+    KeyUse,
+)
 
 _IDS = uuid.UUID("6f1c3a52-6a55-4d0b-9d0e-0a7f3b2c9e11")
 
@@ -118,8 +127,7 @@ class GameService:
         stored = await self._read(game_id, 1, GENESIS_HASH)
         if not stored or not isinstance(stored[0].data, GameCreated):
             raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
-        record = GameRecord.begin(game_id, stored[0].data)
-        record.head_hash = stored[0].hash
+        record = GameRecord.begin(game_id, stored[0].data, stored[0].hash)
         for item in stored[1:]:
             record.apply(item.version, item.data, item.metadata, item.hash)
         slot = self.cache.admit(record)
@@ -231,10 +239,9 @@ class GameService:
         if key is not None:
             await self._catch_up(slot)
         else:
-            for offset, event in enumerate(events):
-                record.apply(result.first_version + offset, event, metadata)
-            if record.version == result.last_version:
-                record.head_hash = result.head_hash
+            hashes = result.hashes or (b"",) * len(events)
+            for offset, (event, link) in enumerate(zip(events, hashes, strict=True)):
+                record.apply(result.first_version + offset, event, metadata, link)
             self.cache.account(slot)
         return result.first_version, result.last_version
 
@@ -261,8 +268,7 @@ class GameService:
             raise ApiError(
                 422, "idempotency_key_reused", "this Idempotency-Key was used for another game"
             ) from None
-        record = GameRecord.begin(game_id, created)
-        record.head_hash = result.head_hash
+        record = GameRecord.begin(game_id, created, result.head_hash)
         return self.cache.admit(record).record, creator_token
 
     async def claim(
@@ -362,7 +368,8 @@ class GameService:
             events = list(decider.decide(state, Act(actor.seat, action)))
             for event in events:
                 state = decider.evolve(state, event)
-            return Decision(events + _deal(decider, state), {"seat": actor.seat})
+            metadata = {"seat": actor.seat, ACTION: msgspec.to_builtins(action)}
+            return Decision(events + _deal(decider, state), metadata)
 
         key = None if idempotency_key is None else Key(idempotency_key, request_hash)
         return await self._run(game_id, Command(authorize, decide), key, if_match)

@@ -22,6 +22,11 @@ IDEMPOTENCY_SCOPE = "idempotency_scope"
 """Whose key it is: `seat:N` (an action), `claim`, `start`; absent on early events, which
 were all actions (scope `seat:N` of their `seat`)."""
 REQUEST_HASH = "request_hash"
+ACTION = "action"
+"""On the events an action caused: the action as the seat sent it (its JSON shape), so an
+auditor can decide it again and compare (absent on events stored before it was recorded).
+It may name hidden cards (a Tens-shedding setup): no viewer sees metadata before the hand is
+over."""
 RECORD_OVERHEAD = 8
 
 
@@ -36,6 +41,9 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     event: Any
     hand: int
     """The hand the event belongs to (0: before the first deal)."""
+    hash: bytes = b""
+    """The event's hash-chain link as stored (empty only for an event folded from an append
+    that did not report it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +72,11 @@ class GameRecord:
     did not report one)."""
 
     @classmethod
-    def begin(cls, game_id: str, created: GameCreated) -> GameRecord:
+    def begin(cls, game_id: str, created: GameCreated, chain_hash: bytes = b"") -> GameRecord:
         record = cls(game_id=game_id, lobby=Lobby.created(created))
-        record.entries.append(Entry(1, created, 0))
+        record.entries.append(Entry(1, created, 0, chain_hash))
         record.version = 1
+        record.head_hash = chain_hash
         return record
 
     @property
@@ -110,7 +119,7 @@ class GameRecord:
                 self.hand_ended_at[event.hand] = version
             elif isinstance(event, GameEnded):
                 self.finished = True
-        self.entries.append(Entry(version, event, hand))
+        self.entries.append(Entry(version, event, hand, chain_hash))
         self.version = version
         self.head_hash = chain_hash
         key = metadata.get(IDEMPOTENCY_KEY)

@@ -95,6 +95,8 @@ class AppendResult(msgspec.Struct, frozen=True):
     head_hash: bytes = b""
     """The chain hash of the append's last event, as stored (on an idempotent retry, the
     stored one): the `prev_hash` to read what follows `last_version`, verified."""
+    hashes: tuple[bytes, ...] = ()
+    """The chain hash of each event, in stream order (the last is `head_hash`)."""
 
 
 class Checkpoint(msgspec.Struct, frozen=True, order=True):

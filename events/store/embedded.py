@@ -121,7 +121,12 @@ class EmbeddedStore(EventStore):
         rows = await self._run(self._append, stream_id, expected_version, prepared)
         self._wake_waiters()
         return AppendResult(
-            stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows), rows[-1][2]
+            stream_id,
+            rows[0][0],
+            rows[-1][0],
+            tuple(r[1] for r in rows),
+            rows[-1][2],
+            tuple(bytes(r[2]) for r in rows),
         )
 
     def _append(

@@ -326,7 +326,12 @@ class PostgresStore(EventStore):
         self._notify_soon()
         rows.sort()
         return AppendResult(
-            stream_id, rows[0][0], rows[-1][0], tuple(r[1] for r in rows), rows[-1][2]
+            stream_id,
+            rows[0][0],
+            rows[-1][0],
+            tuple(r[1] for r in rows),
+            rows[-1][2],
+            tuple(bytes(r[2]) for r in rows),
         )
 
     def _notify_soon(self) -> None:
