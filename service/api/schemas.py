@@ -7,8 +7,10 @@ from typing import Annotated, Literal
 import msgspec
 
 from domain.decider import Status
+from domain.grid.rules import GridRules
 from domain.grid.scoring import LayoutScore
 from domain.grid.view import GridTable, GridView
+from domain.shedding.rules import Rules as SheddingRules
 from domain.shedding.scoring import RemainingScore
 from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
@@ -202,3 +204,68 @@ class HandReplay(msgspec.Struct):
     hand: int
     variant: Variant
     steps: list[ReplayStep]
+
+
+# ---- export (issue 9) ---------------------------------------------------------------------
+
+EXPORT_FORMAT = "fairway-game-export/1"
+HexHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}(?![\s\S])")]
+
+
+class GridRulesRecord(GridRules, tag_field="family", tag="grid"):
+    """The rules record of a grid variant, as its decider holds it."""
+
+
+class SheddingRulesRecord(SheddingRules, tag_field="family", tag="shedding"):
+    """Tens-shedding's rules with every option filled in."""
+
+
+RulesRecord = GridRulesRecord | SheddingRulesRecord
+
+
+class ExportedEvent(msgspec.Struct):
+    """One stored event with its chain fields: `data` and `metadata` are the stored JSON
+    text exactly, so the link `sha256(prev_hash || canonical bytes)` can be recomputed."""
+
+    version: int
+    event_id: str
+    type: str
+    schema_version: int
+    data: str
+    metadata: str
+    recorded_at: str
+    """When it was stored (RFC 3339); not covered by the chain."""
+    hash: str
+    prev_hash: str
+
+
+class ExportedSeed(msgspec.Struct):
+    hand: int
+    commitment: str
+    """SHA-256 of `seed`, published at the deal."""
+    seed: str
+    """Revealed when the hand ended."""
+
+
+class ExportHeader(msgspec.Struct):
+    """Everything about a finished game but its events (the first line of the NDJSON
+    export; every field of it is checked against the events by `fairway verify`)."""
+
+    format: Literal["fairway-game-export/1"]
+    game_id: str
+    variant: Variant
+    rules: RulesRecord
+    options: GameOptions
+    seats: list[SeatInfo]
+    seeds: list[ExportedSeed]
+    winners: tuple[int, ...]
+    event_count: int
+    head_hash: str
+    """The hash of the last event: keep it to detect a rewritten history later."""
+
+
+class GameExport(ExportHeader):
+    """A finished game as one self-contained document: `fairway verify FILE` checks it
+    with no database and no server."""
+
+    events: list[ExportedEvent]

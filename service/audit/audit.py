@@ -18,6 +18,7 @@ from events.store import StoredRow
 from service.audit.chain import check_chain
 from service.audit.report import (
     AuditReport,
+    ChainReport,
     CheckName,
     CheckResult,
     Failure,
@@ -83,7 +84,7 @@ def audit_game(
     if found.stopped is not None:
         found.fail(_hand_at(dealt, found.stopped.version or 0), found.stopped)
     hands = [_hand(found, hand, statuses.get(hand)) for hand in sorted(dealt)]
-    checks = [_game_check(name, found, chain.failure, hands) for name in GAME_CHECKS]
+    checks = [_game_check(name, found, chain, hands) for name in GAME_CHECKS]
     checks += list(extra)
     failures = sorted(
         (c.failure for c in checks if c.failure is not None),
@@ -124,10 +125,10 @@ def _hand(found: Walk, hand: int, status: HandStatus | None) -> HandAudit:
 
 
 def _game_check(
-    name: CheckName, found: Walk, chain_failure: Failure | None, hands: list[HandAudit]
+    name: CheckName, found: Walk, chain: ChainReport, hands: list[HandAudit]
 ) -> CheckResult:
     if name == "chain":
-        return CheckResult("chain", chain_failure is None, 1, chain_failure)
+        return CheckResult("chain", chain.failure is None, chain.version, chain.failure)
     mine = [f for (_, check), f in found.failures.items() if check == name]
     first = min(mine, key=lambda f: f.version or 0) if mine else None
     examined = [h for h in hands if h.status in ("verified", "failed")]
