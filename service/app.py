@@ -19,6 +19,7 @@ from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
+from service.api.audit import AuditController
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.games import GameController
@@ -56,6 +57,7 @@ def openapi_config() -> OpenAPIConfig:
             Tag(name="games", description="Play: lobby, views, actions, scores, events"),
             Tag(name="variants", description="The rules and a layout scorer"),
             Tag(name="operations", description="Health, readiness, metrics"),
+            Tag(name="audit", description="Replay of finished hands, the audit, the export"),
         ],
         components=Components(
             security_schemes={
@@ -147,7 +149,14 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             log.info("stopped")
 
     app = Litestar(
-        route_handlers=[GameController, VariantController, OpsController, docs, swagger_assets()],
+        route_handlers=[
+            GameController,
+            AuditController,
+            VariantController,
+            OpsController,
+            docs,
+            swagger_assets(),
+        ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),

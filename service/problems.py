@@ -61,6 +61,9 @@ SERVICE_CODES: dict[str, str] = {
     "unavailable": "the event store is unavailable",
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",
+    "hand_not_found": "the game has no such hand",
+    "hand_in_play": "the hand is still in play; it is shown once it is over",
+    "game_in_play": "the game is not over; only a finished game is exported",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

@@ -150,6 +150,22 @@ class GameRecord:
         ended = self.hand_ended_at.get(entry.hand)
         return ended is not None and ended <= as_of
 
+    def knows_whole(self, entry: Entry, viewer: Viewer, as_of: int) -> bool:
+        """Whether `viewer` may know every byte of the event as of `as_of`: its hand is
+        over, or nothing in it is hidden from them. Only then may they see its event id and
+        metadata: with those, the chain hash would let them try each card a hidden field
+        could hold (52 tries) and find the one that hashes right."""
+        return self.hand_over(entry, as_of) or self.redact(entry, viewer, as_of) == entry.event
+
+    def shows_hash(self, entry: Entry, viewer: Viewer, as_of: int) -> bool:
+        """Whether the event's chain hash may be shown to `viewer`: when they know the whole
+        event, and on the lobby events, whose only hidden fields are digests of 256-bit
+        random tokens. Not otherwise: an action's event id derives from its Idempotency-Key,
+        which a client may have made guessable, and metadata is guessable too."""
+        return isinstance(entry.event, GameCreated | SeatClaimed) or self.knows_whole(
+            entry, viewer, as_of
+        )
+
     def redact(self, entry: Entry, viewer: Viewer, as_of: int) -> Any:
         """The event as `viewer` may see it, as of version `as_of`: the feed's one gate."""
         event = entry.event

@@ -15,9 +15,10 @@ from domain.shedding.scoring import RemainingScore
 from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
-from events.schema.shedding import SheddingOption
+from events.schema.shedding import SheddingAction, SheddingOption
 from service.api.contract import Event, HandEndReason, Variant
 
+Action = GridAction | SheddingAction
 View = GridView | SheddingView
 """A game as its viewer may know it, tagged by `family`: `grid` or `shedding`."""
 LegalAction = GridAction | SheddingOption
@@ -111,10 +112,32 @@ class SeatView(msgspec.Struct):
     """Empty when it is not this seat's to act."""
 
 
+class EventMetadata(msgspec.Struct, omit_defaults=True):
+    """What the service recorded beside an event (the known keys; others are not shown)."""
+
+    seat: int | None = None
+    """The seat that acted."""
+    action: Action | None = None
+    """The action as the seat sent it."""
+    idempotency_key: str | None = None
+    idempotency_scope: str | None = None
+    request_hash: str | None = None
+
+
 class FeedEntry(msgspec.Struct):
     version: int
     event: Event
     """The event as the viewer may know it: a card or seed they may not know is null."""
+    hash: str | None = None
+    """Hex of the event's hash-chain link, `sha256(prev_hash || canonical bytes)`; null
+    where the viewer may not know the whole event (docs/API.md, "The hash chain")."""
+    prev_hash: str | None = None
+    """The previous event's `hash` (64 zeros before version 1), null where that is."""
+    event_id: str | None = None
+    """Shown, with `recorded_at` and `metadata`, only where the viewer may know the whole
+    event: its hand is over, or nothing in it is hidden from them (and only on the feed)."""
+    recorded_at: str | None = None
+    metadata: EventMetadata | None = None
 
 
 class ActionResult(msgspec.Struct):

@@ -15,7 +15,8 @@ def _check(check: CheckResult) -> str:
 
 
 def report_lines(report: AuditReport) -> Iterator[str]:
-    yield f"game {report.game_id} ({report.variant or 'unknown variant'}), {report.chain.version} events"
+    variant = report.variant or "unknown variant"
+    yield f"game {report.game_id} ({variant}), {report.chain.version} events"
     for check in report.checks:
         yield _check(check)
     for hand in report.hands:
@@ -23,7 +24,8 @@ def report_lines(report: AuditReport) -> Iterator[str]:
         note = f": {', '.join(failed)} failed" if failed else ""
         yield f"        hand {hand.hand}: {hand.status}{note}"
     for receipt in report.receipts:
-        yield f"{'ok     ' if receipt.ok else 'FAILED '} receipt for version {receipt.version}: {receipt.detail}"
+        mark = "ok     " if receipt.ok else "FAILED "
+        yield f"{mark} receipt for version {receipt.version}: {receipt.detail}"
     if report.winners is not None:
         yield f"winners: {', '.join(f'seat {s}' for s in report.winners)}"
     if report.ok:
