@@ -147,13 +147,12 @@ _EVENT = msgspec.json.Decoder(ExportedEvent)
 
 def parse(text: bytes) -> GameExport:
     """A JSON or NDJSON export; `ValueError` naming what does not fit its schema."""
-    try:
-        return _DOCUMENT.decode(text)
-    except msgspec.ValidationError as exc:
-        raise ValueError(f"not a {EXPORT_FORMAT} document: {exc}") from None
-    except msgspec.DecodeError:
-        pass  # not one JSON document: try NDJSON
     lines = [line for line in text.split(b"\n") if line.strip()]
+    if len(lines) < 2 or not _is_header(lines[0]):
+        try:
+            return _DOCUMENT.decode(text)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ValueError(f"not a {EXPORT_FORMAT} document: {exc}") from None
     if not lines:
         raise ValueError("the file is empty")
     try:
@@ -168,6 +167,17 @@ def parse(text: bytes) -> GameExport:
             raise ValueError(f"line {number} is not an exported event: {exc}") from None
     fields = {f: getattr(header, f) for f in ExportHeader.__struct_fields__}
     return GameExport(**fields, events=events)
+
+
+def _is_header(line: bytes) -> bool:
+    """Whether the first line is an NDJSON header (a header object on a line of its own)."""
+    try:
+        _HEADER.decode(line)
+    except msgspec.DecodeError:
+        return False
+    except msgspec.ValidationError:
+        return line.lstrip().startswith(b"{") and line.rstrip().endswith(b"}")
+    return True
 
 
 def stored_rows(export: GameExport) -> tuple[list[StoredRow], list[Failure]]:
