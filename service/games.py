@@ -310,8 +310,8 @@ class GameService:
         record = await self.load(game_id)
         stored = record.entries[0].event
         chain = ("seed_anchor", "seed_secret")
-        if msgspec.structs.replace(stored, **{f: "" for f in chain}) != msgspec.structs.replace(
-            created, **{f: "" for f in chain}
+        if msgspec.structs.replace(stored, **dict.fromkeys(chain, "")) != msgspec.structs.replace(
+            created, **dict.fromkeys(chain, "")
         ):
             return None
         return record
