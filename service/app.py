@@ -24,12 +24,14 @@ from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.games import GameController
 from service.api.ops import OpsController
+from service.api.seeds import ReceiptKeyController, SeatSeedController
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
 from service.metrics import Metrics
 from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
+from service.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.settings import Settings
 
 DESCRIPTION = """\
@@ -139,6 +141,8 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             settings.command_retries,
             cache_events=settings.cache_events,
             cache_finished=settings.cache_finished_games,
+            receipt_key=receipt_key(settings),
+            seed_chain_hands=settings.seed_chain_hands,
         )
         log.info("started", store=type(opened).__name__)
         try:
@@ -156,6 +160,8 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             OpsController,
             docs,
             swagger_assets(),
+            SeatSeedController,
+            ReceiptKeyController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
@@ -175,6 +181,23 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
     complete(app.openapi_schema)
     return app
+
+
+def receipt_key(settings: Settings) -> ReceiptKey:
+    """The configured receipt key, else the one kept in the data directory (made once)."""
+    if settings.receipt_key is not None:
+        return parse_key_text(settings.receipt_key)
+    key, created = load_or_create(settings.data_dir)
+    if settings.database_url is not None:
+        # Every instance serving one database must sign with one key.
+        log.warning(
+            "receipt_key_from_data_dir",
+            path=str(settings.data_dir),
+            created=created,
+            advice="set FAIRWAY_RECEIPT_KEY or FAIRWAY_RECEIPT_KEY_FILE so that every "
+            "instance signs with the same key",
+        )
+    return key
 
 
 def create_app_from_env() -> Litestar:

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from service.receipts import parse_key_text
+
 T = TypeVar("T")
 
 LOG_FORMATS = ("json", "console", "auto")
@@ -68,6 +70,11 @@ class Settings(msgspec.Struct, frozen=True):
     max_connections: int = 4096
     """Open connections per worker; one more is answered 503 and closed. Lowered at start to
     fit under the process's descriptor limit."""
+    receipt_key: str | None = None
+    """Base64 of the 32-byte Ed25519 seed that signs receipts (FAIRWAY_RECEIPT_KEY, or read
+    from FAIRWAY_RECEIPT_KEY_FILE); unset: a key generated once into `data_dir`."""
+    seed_chain_hands: int = 1000
+    """Hands covered by a seed chain in a game without a fixed number of hands."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -101,6 +108,12 @@ class Settings(msgspec.Struct, frozen=True):
                 "FAIRWAY_KEEP_ALIVE_TIMEOUT", default.keep_alive_timeout, positive
             ),
             max_connections=read("FAIRWAY_MAX_CONNECTIONS", default.max_connections, integer(1)),
+            receipt_key=read.one_of(
+                ("FAIRWAY_RECEIPT_KEY", receipt_key), ("FAIRWAY_RECEIPT_KEY_FILE", receipt_key_file)
+            ),
+            seed_chain_hands=read(
+                "FAIRWAY_SEED_CHAIN_HANDS", default.seed_chain_hands, integer(1, 100_000)
+            ),
         )
 
 
@@ -112,6 +125,13 @@ class _Environment:
 
     def text(self, name: str) -> str | None:
         return self._env.get(name, "").strip() or None
+
+    def one_of(self, *choices: tuple[str, Callable[[str], str]]) -> str | None:
+        """The one of these variables that is set, parsed; two set is an error."""
+        given = [(name, parse) for name, parse in choices if self.text(name) is not None]
+        if len(given) > 1:
+            raise SettingsError(given[1][0], f"and {given[0][0]} are both set: set one")
+        return self(given[0][0], None, given[0][1]) if given else None
 
     def __call__(self, name: str, default: T, parse: Callable[[str], T]) -> T:
         text = self.text(name)
@@ -182,6 +202,24 @@ def origin(text: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or extra:
         raise ValueError(f"must hold origins such as https://play.example, not {text!r}")
     return text.rstrip("/")
+
+
+def receipt_key(text: str) -> str:
+    """Base64 of a 32-byte Ed25519 seed."""
+    parse_key_text(text)
+    return text.strip()
+
+
+def receipt_key_file(text: str) -> str:
+    """A file holding base64 of a 32-byte Ed25519 seed: its contents."""
+    try:
+        contents = Path(text).read_text()
+    except OSError as error:
+        raise ValueError(f"cannot be read ({error.strerror}): {text!r}") from None
+    try:
+        return receipt_key(contents)
+    except ValueError as error:
+        raise ValueError(f"names a file that {error}") from None
 
 
 def each(parse: Callable[[str], str]) -> Callable[[str], tuple[str, ...]]:

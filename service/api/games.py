@@ -257,7 +257,8 @@ class GameController(Controller):
     ) -> Response[s.SeatGranted]:
         outcome, seat, token = await games.claim(game_id, data.seat, data.name, idempotency_key)
         version = outcome.last_version
-        granted = s.SeatGranted(game_id, seat, token, version)
+        receipt = games.receipt(outcome.record, version)
+        granted = s.SeatGranted(game_id, seat, token, version, receipt)
         return answer(granted, version, status_code=201, location=f"/games/{game_id}/seats/{seat}")
 
     @delete(
@@ -389,6 +390,7 @@ class GameController(Controller):
             status=decider.status(state),
             view=decider.view(state, seat),
             legal_actions=list(decider.legal_actions(state, seat)),
+            receipt=games.receipt(record, last),
         )
         return answer(body, last)
 

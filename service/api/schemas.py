@@ -17,6 +17,7 @@ from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction, SheddingOption
 from service.api.contract import Event, HandEndReason, Variant
+from service.receipts import Receipt
 
 Action = GridAction | SheddingAction
 View = GridView | SheddingView
@@ -71,6 +72,8 @@ class SeatGranted(msgspec.Struct):
     token: str
     """Secret: send it as `Authorization: Bearer <token>` to act for this seat."""
     version: int
+    receipt: Receipt
+    """The service's signature on the game's history up to `version` (docs/API.md)."""
 
 
 class SeatInfo(msgspec.Struct):
@@ -154,6 +157,9 @@ class ActionResult(msgspec.Struct):
     """The acting seat's view after the action."""
     legal_actions: list[LegalAction]
     """What the acting seat may do next (empty when it is another seat's turn)."""
+    receipt: Receipt
+    """The service's signature on the game's history up to `version`: keep it to prove any
+    later rewrite (docs/API.md, "Receipts")."""
 
 
 class Feed(msgspec.Struct):
@@ -292,3 +298,39 @@ class GameExport(ExportHeader):
     with no database and no server."""
 
     events: list[ExportedEvent]
+
+
+SeatSeedText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=128,
+        description="1..128 printable characters (no control, format, private-use or "
+        "unassigned character, no separator but the space); UTF-8 in the deal",
+    ),
+]
+
+
+class SetSeatSeed(msgspec.Struct, forbid_unknown_fields=True):
+    """The seat's own seed for every hand dealt from now on (docs/SHUFFLE.md)."""
+
+    seed: SeatSeedText
+
+
+class SeatSeedRecorded(msgspec.Struct):
+    game_id: str
+    seat: int
+    seed: str
+    """Public: it is in the next deal's `seat_seeds`."""
+    version: int
+    receipt: Receipt
+
+
+class ReceiptKeyInfo(msgspec.Struct):
+    """The public key that signs receipts."""
+
+    algorithm: Literal["Ed25519"]
+    key_id: str
+    """A receipt's `key_id`: the first 16 hex digits of SHA-256 of the public key."""
+    public_key: str
+    """The 32-byte public key, base64url without padding."""

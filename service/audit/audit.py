@@ -16,6 +16,7 @@ from events.codec import CodecError, default_codec
 from events.schema.common import HandDealt, HandEnded
 from events.store import StoredRow
 from service.audit.chain import check_chain
+from service.audit.fairness import deal_failures
 from service.audit.report import (
     AuditReport,
     ChainReport,
@@ -79,6 +80,9 @@ def audit_game(
         if hand in statuses:
             stop = min(stop, dealt[hand])
     found = walk(items, stop)
+    examined = [(item.version, item.event) for item in items if item.version < stop]
+    for failure in deal_failures(examined):
+        found.fail(_hand_at(dealt, failure.version or 0), failure)
     if undecodable is not None:
         found.fail(_hand_at(dealt, undecodable.version or 0), undecodable)
     if found.stopped is not None:

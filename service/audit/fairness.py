@@ -1,60 +1,24 @@
-"""The commitment check of a finished hand: the seed revealed at its end is the one dealt,
-and SHA-256 of it is the commitment published at the deal (docs/SHUFFLE.md, v1 deals).
+"""The commitment check: were the deals fair? (domain/fairness.py, docs/SHUFFLE.md).
 
-One function, so that the fuller check of the `fair` work (server and seat seeds) can take
-its place without touching the audit's walk.
+For a v1 hand, the seed revealed at its end is the one committed to at its deal; for a v2
+hand, the server seed is the next link of the seed chain committed before any seat existed,
+the seat seeds are those the seats set, and the hand's seed is their HMAC. The domain's
+`check_deals` decides all of it; here its findings become the audit's failures, named by
+event version and field.
 """
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Sequence
+from typing import Any
 
-from events.schema.common import HandDealt, HandEnded
+from domain.fairness import check_deals
 from service.audit.report import Failure
 
 
-def _sha256(seed_hex: str) -> str | None:
-    try:
-        return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest()
-    except ValueError:
-        return None
-
-
-def check_commitment(
-    dealt_version: int, dealt: HandDealt, ended_version: int, ended: HandEnded
-) -> Failure | None:
-    """The first thing that does not hold, named at the event and field that is wrong when
-    one thing alone was altered (the other two still agree)."""
-    committed = dealt.commitment
-    if dealt.seed == ended.seed and _sha256(ended.seed) == committed:
-        return None
-    if dealt.seed == ended.seed:
-        return Failure(
-            "commitments",
-            dealt_version,
-            "data.commitment",
-            f"is not SHA-256 of the hand's seed (expected {_sha256(ended.seed)}, "
-            f"found {committed})",
-        )
-    if _sha256(ended.seed) == committed:
-        return Failure(
-            "commitments",
-            dealt_version,
-            "data.seed",
-            f"differs from the seed revealed at version {ended_version}, which matches the "
-            f"commitment (expected {ended.seed}, found {dealt.seed})",
-        )
-    if _sha256(dealt.seed) == committed:
-        return Failure(
-            "commitments",
-            ended_version,
-            "data.seed",
-            f"revealed is not the seed committed to at version {dealt_version} "
-            f"(expected {dealt.seed}, found {ended.seed})",
-        )
-    return Failure(
-        "commitments",
-        dealt_version,
-        "data.commitment",
-        f"matches neither the seed dealt nor the seed revealed at version {ended_version}",
-    )
+def deal_failures(events: Sequence[tuple[int, Any]]) -> list[Failure]:
+    """Every finding against a fair deal in (version, event) pairs from version 1."""
+    return [
+        Failure("commitments", finding.version, f"data.{finding.field}", finding.message)
+        for finding in check_deals(events)
+    ]

@@ -5,6 +5,7 @@ export benchmark."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from domain.seed_chain import new_chain
 from domain.shuffle import derive_seed
 from domain.variants import bot, decider_for
 from events.codec import GENESIS_HASH, canonical_bytes, chain_hash, default_codec
@@ -27,26 +29,41 @@ def played(
     seed: int = 0,
     options: GameOptions | None = None,
     kind: str = "random",
+    v1: bool = False,
 ) -> tuple[list[tuple[Any, dict[str, Any]]], list[Any]]:
     """A finished game's (event, metadata) pairs from game.created on, and the states
-    folded live after each of them (None before game.started)."""
+    folded live after each of them (None before game.started). Deals are v2 (a seed chain
+    committed at creation, the seats' names as their seeds) unless `v1`."""
     options = options or GameOptions()
     rng = random.Random(seed)
     master = seed.to_bytes(8, "big")
     decider = decider_for(variant)
     bots = [bot(kind, variant) for _ in range(players)]
-    stored: list[tuple[Any, dict[str, Any]]] = [
-        (GameCreated(variant, players, options, "00" * 32, ""), {})
-    ]
+    state = decider.initial_state(players, options)
+    chain = new_chain(hashlib.sha256(master).digest(), 1, getattr(state, "hands", None) or 1000)
+    created = GameCreated(variant, players, options, "00" * 32, "")
+    if not v1:
+        created = msgspec.structs.replace(
+            created, seed_anchor=chain.anchor, seed_hands=chain.hands, seed_secret=chain.secret
+        )
+    stored: list[tuple[Any, dict[str, Any]]] = [(created, {})]
     stored += [(SeatClaimed(s, f"p{s}", "11" * 32), {"seat": s}) for s in range(players)]
     states: list[Any] = [None] * len(stored)
-    state = decider.initial_state(players, options)
     batch: list[Any] = [GameStarted(variant, players, options)]
     metadata: dict[str, Any] = {}
     while True:
         status = decider.status(state)
         if status.phase == "awaiting_deal":
-            batch += list(decider.decide(state, DealHand(derive_seed(master, status.hand).hex())))
+            hand = status.hand + 1
+            deal = (
+                DealHand(derive_seed(master, hand).hex())
+                if v1
+                else DealHand(
+                    server_seed=chain.server_seed(hand).hex(),
+                    seat_seeds=tuple(f"p{s}" for s in range(players)),
+                )
+            )
+            batch += list(decider.decide(state, deal))
         for event in batch:
             if not isinstance(event, GameStarted):
                 state = decider.evolve(state, event)
