@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
@@ -22,6 +22,7 @@ from service.api.games import GameId, IfNoneMatch, answer
 from service.audit import AuditReport, audit_game
 from service.audit.chain import check_chain
 from service.audit.export import ExportRefused, export_game, ndjson_lines
+from service.audit.receipts import check_receipts
 from service.games import GameService, stream_id
 from service.problems import PROBLEM_JSON, ApiError, Problem
 from service.replay import ReplayRefused, replay_hand
@@ -41,6 +42,7 @@ REPLAY = docs.READ | {
     409: _problem("The hand is still in play (`hand_in_play`): it is shown once it is over"),
 }
 AUDIT = docs.problems(400, 429, 503) | {404: _problem("No such game (`game_not_found`)")}
+AUDIT_POST = AUDIT | docs.problems(413, 415, 422)
 EXPORT = AUDIT | {
     409: _problem("The game is not over (`game_in_play`)"),
     500: _problem("The stored history fails verification (`history_corrupt`)"),
@@ -96,6 +98,30 @@ class AuditController(Controller):
         examined; hands past a broken link are `unverifiable`. Public facts only."""
         rows = await _rows(games, game_id)
         return await asyncio.to_thread(audit_game, game_id, rows, public=True)
+
+    @post(
+        "/{game_id:str}/audit",
+        operation_id="auditGameWithReceipts",
+        summary="The audit, with receipts checked against the stored history",
+        status_code=200,
+        responses=AUDIT_POST,
+    )
+    async def audit_receipts(
+        self,
+        game_id: GameId,
+        data: s.ReceiptsToCheck,
+        games: NamedDependency[GameService],
+    ) -> AuditReport:
+        """As `GET /games/{id}/audit`, and each receipt you hold checked: signed by this
+        service's key, and the stored hash at its version the one it signs. A version the
+        history no longer holds is a deleted tail; another hash there is a rewrite."""
+        rows = await _rows(games, game_id)
+        check, results = check_receipts(
+            game_id, rows, data.receipts, [games.receipt_key.public_key]
+        )
+        return await asyncio.to_thread(
+            audit_game, game_id, rows, public=True, extra=[check], receipts=results
+        )
 
     @get(
         "/{game_id:str}/export",
