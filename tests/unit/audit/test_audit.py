@@ -52,7 +52,7 @@ def test_in_public_the_hands_past_a_broken_link_are_not_examined() -> None:
 
 
 def test_a_missing_action_in_metadata_is_a_legality_failure() -> None:
-    history, ended = golf_rows()
+    history, _ = golf_rows()
     at = next(r.version for r in history if r.type == "card.drawn")
     history[at - 1] = msgspec.structs.replace(history[at - 1], metadata="{}")
     report = audit_game(GAME, history)
