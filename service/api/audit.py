@@ -149,7 +149,7 @@ class AuditController(Controller):
             document = export_game(game_id, rows)
         except ExportRefused as refused:
             raise ApiError(409, refused.code, refused.detail) from None
-        if request.accept.best_match([NDJSON, "application/json"]) == NDJSON:
+        if request.accept.best_match(["application/json", NDJSON]) == NDJSON:
             body = b"".join(ndjson_lines(document))
             return Response(body, media_type=NDJSON)  # type: ignore[arg-type]
         return Response(document)
