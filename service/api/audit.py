@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import Parameter
+from litestar.params import Body, Parameter
 
 from events.store import StoredRow
 from service.api import docs
@@ -109,7 +109,9 @@ class AuditController(Controller):
     async def audit_receipts(
         self,
         game_id: GameId,
-        data: s.ReceiptsToCheck,
+        data: Annotated[
+            s.ReceiptsToCheck, Body(description="The receipts you hold (at most 100).")
+        ],
         games: NamedDependency[GameService],
     ) -> AuditReport:
         """As `GET /games/{id}/audit`, and each receipt you hold checked: signed by this

@@ -8,6 +8,7 @@ the action answers, one the stored history contradicts is reported."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import uuid
 from dataclasses import dataclass
@@ -132,9 +133,11 @@ def test_the_export_holds_the_stored_text_and_verifies_offline_as_json_and_ndjso
     assert response.headers["content-type"].startswith("application/json")
     document = response.json()
     rows = pg_rows(database_url, game_id)
-    assert [(e["version"], e["event_id"], e["type"], e["data"], e["metadata"]) for e in document["events"]] == [
-        (v, i, t, d, m) for v, i, t, _, d, m, _ in rows
-    ]  # fmt: skip
+    exported = [
+        (e["version"], e["event_id"], e["type"], e["data"], e["metadata"])
+        for e in document["events"]
+    ]
+    assert exported == [(v, i, t, d, m) for v, i, t, _, d, m, _ in rows]
     assert [e["hash"] for e in document["events"]] == [bytes(r[6]).hex() for r in rows]
     assert document["head_hash"] == bytes(rows[-1][6]).hex()
     assert [s["hand"] for s in document["seeds"]] == [1, 2]
@@ -155,7 +158,7 @@ def test_the_feed_shows_the_stored_links_and_after_the_game_every_event_id(
     entries = http.get(f"/games/{game_id}/events", params={"limit": 1000}).json()["events"]
     assert [e["hash"] for e in entries] == [bytes(r[6]).hex() for r in rows]
     assert entries[0]["prev_hash"] == GENESIS_HASH.hex()
-    assert all(b["prev_hash"] == a["hash"] for a, b in zip(entries, entries[1:], strict=False))
+    assert all(b["prev_hash"] == a["hash"] for a, b in itertools.pairwise(entries))
     for entry, row in zip(entries, rows, strict=True):
         if entry["event"]["type"] in ("game.created", "seat.claimed"):  # token hashes: hidden
             assert entry["event_id"] is None
