@@ -1,4 +1,5 @@
-"""The leak test: random games over HTTP; after every action, every endpoint as every viewer.
+"""The leak test: random games over HTTP; after every action, every endpoint as every viewer
+(the audit, replay and export endpoints and the feed's chain fields included).
 No response may carry a card identity that its viewer may not know.
 
 The oracle is independent of the service: it folds the events read straight from PostgreSQL
@@ -19,7 +20,9 @@ import pytest
 from domain.cards import is_card
 from domain.variants import fold
 from events.codec import default_codec
-from events.schema.common import GameStarted
+from events.schema.common import GameStarted, HandDealt, HandEnded
+from events.schema.grid import CardDrawn, CardsPeeked, LayoutsRevealed
+from events.schema.lobby import GameCreated, SeatClaimed, SeedChainExtended
 from tests.api.players import Table, concrete, open_table
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
@@ -81,6 +84,84 @@ def live_secrets_in_feed(
     return bad
 
 
+def stored_events(database_url: str, game_id: str) -> list[Any]:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT type, schema_version, data::text FROM events WHERE stream_id = %s "
+            "ORDER BY stream_version",
+            (f"game:{game_id}",),
+        ).fetchall()
+    return [CODEC.decode(kind, version, data) for kind, version, data in rows]
+
+
+def hidden_from(event: Any, viewer: int | None, over: bool) -> bool:
+    """Whether the stored event holds something `viewer` may not know (the rules, not the
+    service's redaction): a live hand's seed, another seat's card from the stock or peeked
+    cards, a seed chain's secret before the game is over."""
+    match event:
+        case HandDealt():
+            return not over
+        case CardDrawn(source="stock", seat=seat) | CardsPeeked(seat=seat):
+            return not over and seat != viewer
+        case LayoutsRevealed():
+            return False
+        case GameCreated() | SeedChainExtended():
+            return True  # token hashes and the chain's secret stay off the feed's details
+    return False
+
+
+def chain_fields_of_hidden_events(
+    entries: list[dict[str, Any]], stored: list[Any], viewer: int | None
+) -> list[str]:
+    """An event the viewer may not know whole shows no event id, time or metadata (with
+    them its hash would give a hidden card away in 52 tries), and no hash unless its hidden
+    part is a 256-bit secret (the lobby's token hashes, a seed chain's secret)."""
+    bad = []
+    ended = {e.hand for e in stored if isinstance(e, HandEnded)}
+    hand = 0
+    for entry in entries:
+        event = stored[entry["version"] - 1]
+        hand = event.hand if isinstance(event, HandDealt) else hand
+        if not hidden_from(event, viewer, hand in ended):
+            continue
+        shown = [k for k in ("event_id", "recorded_at", "metadata") if entry[k] is not None]
+        lobby = isinstance(event, GameCreated | SeatClaimed | SeedChainExtended)
+        if entry["hash"] is not None and not lobby:
+            shown.append("hash")
+        after = next((e for e in entries if e["version"] == entry["version"] + 1), None)
+        if after is not None and after["prev_hash"] is not None and not lobby:
+            shown.append("the next entry's prev_hash")
+        if shown:
+            bad.append(f"v{entry['version']} ({type(event).__name__}): {shown}")
+    return bad
+
+
+def check_audit_endpoints(
+    http: httpx.Client,
+    table: Table,
+    hand: int,
+    live: bool,
+    public: Counter[str],
+    seed: str | None,
+) -> None:
+    """The audit states public facts only; a live hand is neither replayed nor exported."""
+    audit = http.get(f"/games/{table.game_id}/audit")
+    assert audit.status_code == 200
+    assert audit.json()["ok"] is True, audit.json()["failures"]
+    assert not cards_in(audit.json()) - public, "the audit names a card"
+    responses = [audit]
+    if live:
+        replay = http.get(f"/games/{table.game_id}/hands/{hand}/replay")
+        assert replay.status_code == 409
+        export = http.get(f"/games/{table.game_id}/export")
+        assert export.status_code == 409
+        responses += [replay, export]
+        for response in responses:
+            assert not cards_in(response.json()) - public
+            if seed:
+                assert seed not in response.text, "the live seed"
+
+
 def check_every_endpoint(
     http: httpx.Client,
     table: Table,
@@ -89,6 +170,7 @@ def check_every_endpoint(
     actor: int | None,
 ) -> None:
     decider, state = true_state(database_url, table.game_id)
+    stored = stored_events(database_url, table.game_id)
     status = decider.status(state)
     live = status.phase in ("setup", "playing")
     seed = getattr(getattr(state, "round", None), "seed", None) or getattr(state, "seed", None)
@@ -117,6 +199,8 @@ def check_every_endpoint(
         if live:
             bad = live_secrets_in_feed(feed.json()["events"], viewer, status.hand)
             assert not bad, f"viewer {viewer}: {bad}"
+            bad = chain_fields_of_hidden_events(feed.json()["events"], stored, viewer)
+            assert not bad, f"viewer {viewer}: {bad}"
         responses.append(feed)
 
         for path in ("", "/scores"):
@@ -127,6 +211,7 @@ def check_every_endpoint(
         if live and seed:
             for response in responses:
                 assert seed not in response.text, f"viewer {viewer} saw the live seed"
+    check_audit_endpoints(http, table, status.hand, live, oracle(state, None), seed)
     if last_action is not None and live:
         answer = last_action.json()
         bad = live_secrets_in_feed(answer["events"], actor, status.hand)
