@@ -36,6 +36,15 @@ GAME_CHECKS: tuple[CheckName, ...] = ("chain", *HAND_CHECKS, "winners")
 def decode(rows: Sequence[StoredRow]) -> tuple[list[Item], Failure | None]:
     """The rows' events and metadata, up to the first row that does not decode."""
     codec = default_codec()
+    try:  # one parse for the whole game when every row is sound
+        events = codec.decode_many(
+            [r.type for r in rows], [r.schema_version for r in rows], [r.data for r in rows]
+        )
+        metadata = codec.decode_many_metadata([r.metadata for r in rows])
+    except CodecError:
+        pass  # find the first row that is not, and name it
+    else:
+        return [Item(r.version, e, m) for r, e, m in zip(rows, events, metadata, strict=True)], None
     items: list[Item] = []
     for row in rows:
         try:
