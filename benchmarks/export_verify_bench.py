@@ -54,9 +54,8 @@ def main() -> None:
     started = next(i for i, e in enumerate(events) if isinstance(e, GameStarted))
     hands = sum(type(e).__name__ == "HandEnded" for e in events)
     print(f"cpu: {cpu()}")
-    print(
-        f"game: hang-ten, 6 players, {hands} deals, {len(events)} events, export {len(document) / 1e6:.2f} MB"
-    )
+    size = f"export {len(document) / 1e6:.2f} MB"
+    print(f"game: hang-ten, 6 players, {hands} deals, {len(events)} events, {size}")
 
     verify_ms: list[float] = []
     fold_ms: list[float] = []
