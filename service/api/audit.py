@@ -15,7 +15,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Body, Parameter
 
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.api import docs
 from service.api import schemas as s
 from service.api.games import GameId, IfNoneMatch, answer

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from events.codec import CodecError, default_codec
 from events.schema.common import HandDealt, HandEnded
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.audit.chain import check_chain
 from service.audit.fairness import deal_failures
 from service.audit.report import (

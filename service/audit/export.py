@@ -20,7 +20,7 @@ from domain.variants import decider_for
 from events.codec import GENESIS_HASH, CodecError, default_codec
 from events.schema.common import GameEnded, HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.api.schemas import (
     EXPORT_FORMAT,
     ExportedEvent,
