@@ -220,6 +220,11 @@ def walk(items: Sequence[Item], stop: int) -> Walk:
             i += 1
             continue
         if isinstance(event, GameStarted):
+            if decider is not None:
+                found.stopped = Failure(
+                    "legality", item.version, "type", "a second game.started: a game starts once"
+                )
+                return found
             found.variant = event.variant
             _check_start(found, item, created)
             try:
