@@ -62,7 +62,9 @@ def play(
             chain = _covering(chains, hand)
             command = DealHand(
                 server_seed=chain.server_seed(hand).hex(),
-                seat_seeds=tuple(s if s is not None else n for s, n in zip(held, names)),
+                seat_seeds=tuple(
+                    s if s is not None else n for s, n in zip(held, names, strict=True)
+                ),
             )
             new = list(decider.decide(state, command))
             if hand == chain.last_hand and fixed is None:

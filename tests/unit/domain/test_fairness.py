@@ -152,7 +152,8 @@ def test_a_chain_committed_after_a_hand_it_covers_is_found() -> None:
 def test_the_chain_is_committed_in_the_first_event_before_any_seat() -> None:
     events = golf()
     created = events[0][1]
-    assert isinstance(created, GameCreated) and created.seed_hands == 3
+    assert isinstance(created, GameCreated)
+    assert created.seed_hands == 3
     swapped = [(1, events[1][1]), (2, created), *events[2:]]
     assert check_deals(swapped)  # a chain committed later is no commitment
 
