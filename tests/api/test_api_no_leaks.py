@@ -41,6 +41,18 @@ def true_state(database_url: str, game_id: str) -> Any:
     return fold(events[started:])
 
 
+def chain_secrets(database_url: str, game_id: str) -> list[str]:
+    """What no response may hold before the game is over: each seed chain's secret (it
+    reveals every server seed to come), read straight from PostgreSQL."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT coalesce(data->>'seed_secret', data->>'secret') FROM events "
+            "WHERE stream_id = %s AND type IN ('game.created', 'seed_chain.extended')",
+            (f"game:{game_id}",),
+        ).fetchall()
+    return [secret for (secret,) in rows if secret]
+
+
 def cards_in(value: Any) -> Counter[str]:
     found: Counter[str] = Counter()
     stack = [value]
@@ -67,7 +79,7 @@ def live_secrets_in_feed(
             hand = event["hand"]
         if hand != hand_live:
             continue
-        if event["type"] == "hand.dealt" and event["seed"]:
+        if event["type"] == "hand.dealt" and (event["seed"] or event["server_seed"]):
             bad.append(f"v{entry['version']}: the live hand's seed")
         if (
             event["type"] == "card.drawn"
@@ -92,6 +104,15 @@ def check_every_endpoint(
     status = decider.status(state)
     live = status.phase in ("setup", "playing")
     seed = getattr(getattr(state, "round", None), "seed", None) or getattr(state, "seed", None)
+    server_seed = getattr(getattr(state, "round", None), "server_seed", None) or getattr(
+        state, "server_seed", None
+    )
+    secrets = [] if status.phase == "game_over" else chain_secrets(database_url, table.game_id)
+    assert secrets or status.phase == "game_over", "a live game has a chain secret to keep"
+    if live and server_seed:
+        secrets.append(server_seed)
+    if live and seed:
+        secrets.append(seed)
     oracle: Callable[[Any, int | None], Counter[str]] = (
         shedding_knowable if decider.name == "tens-shedding" else grid_knowable
     )
@@ -124,9 +145,19 @@ def check_every_endpoint(
             assert plain.status_code == 200
             assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
             responses.append(plain)
-        if live and seed:
-            for response in responses:
-                assert seed not in response.text, f"viewer {viewer} saw the live seed"
+        responses.append(http.get("/.well-known/fairway-receipt-key"))
+        if viewer is not None and status.phase != "game_over":
+            seeded = http.put(
+                f"/games/{table.game_id}/seats/{viewer}/seed",
+                json={"seed": f"seat {viewer} at v{body['version']}"},
+                headers=headers,
+            )
+            assert seeded.status_code == 200, seeded.text
+            assert not cards_in(seeded.json())
+            responses.append(seeded)
+        for response in responses:
+            for secret in secrets:
+                assert secret not in response.text, f"viewer {viewer} saw a secret seed"
     if last_action is not None and live:
         answer = last_action.json()
         bad = live_secrets_in_feed(answer["events"], actor, status.hand)
@@ -135,8 +166,8 @@ def check_every_endpoint(
         shown = cards_in(answer["view"])
         assert not shown - known, f"the action's answer showed seat {actor} {shown - known}"
         assert set(cards_in(answer["legal_actions"])) <= set(known)
-        if seed:
-            assert seed not in last_action.text
+        for secret in secrets:
+            assert secret not in last_action.text, "the action's answer holds a secret seed"
 
 
 @pytest.mark.parametrize(
