@@ -19,8 +19,9 @@ DEFAULT_HANDS = 1000
 
 def hashed(seed: bytes, times: int) -> bytes:
     """SHA-256 applied `times` times."""
+    sha256 = hashlib.sha256  # bound once: the loop runs up to L times per deal
     for _ in range(times):
-        seed = hashlib.sha256(seed).digest()
+        seed = sha256(seed).digest()
     return seed
 
 
