@@ -108,7 +108,8 @@ def main() -> None:
         f"sign a receipt                    {signing:9.2f} us  = {signing / v2_deal:7.3f} x v2 deal"
     )
     print(
-        f"verify a receipt                  {verifying:9.2f} us  = {verifying / signing:7.2f} x sign"
+        f"verify a receipt                  {verifying:9.2f} us  = "
+        f"{verifying / signing:7.2f} x sign"
     )
 
 
