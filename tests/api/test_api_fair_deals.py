@@ -279,6 +279,28 @@ def test_every_answer_to_an_action_carries_a_receipt_the_served_key_verifies(
         pass
 
 
+def test_create_claim_release_and_start_answer_with_receipts_and_reads_without(
+    http: httpx.Client, database_url: str
+) -> None:
+    key = server_key(http)
+    created = http.post("/games", json={"variant": "golf", "seats": 2, "options": {"hands": 1}})
+    game_id = created.json()["game_id"]
+    answers = [created.json()]
+    auth = {"Authorization": f"Bearer {created.json()['creator_token']}"}
+    answers.append(http.post(f"/games/{game_id}/seats", json={"name": "A"}).json())
+    answers.append(http.post(f"/games/{game_id}/seats", json={"name": "B"}).json())
+    answers.append(http.delete(f"/games/{game_id}/seats/1", headers=auth).json())
+    answers.append(http.post(f"/games/{game_id}/seats", json={"name": "C"}).json())
+    answers.append(http.post(f"/games/{game_id}/start", headers=auth).json())
+    for body in answers:
+        receipt = msgspec.convert(body["receipt"], Receipt)
+        assert receipt.version == body["version"]
+        assert receipt.hash == stored_hash(database_url, game_id, receipt.version)
+        assert verify_receipt(receipt, key)
+    assert [a["version"] for a in answers] == [1, 2, 3, 4, 5, 7]
+    assert http.get(f"/games/{game_id}").json()["receipt"] is None
+
+
 def test_an_idempotent_retry_carries_the_same_receipt(http: httpx.Client) -> None:
     table = open_table(http, "golf", 2, {"hands": 1})
     seat = table.public()["status"]["to_act"][0]
