@@ -17,9 +17,11 @@ import psycopg
 import pytest
 
 from domain.cards import is_card
+from domain.fairness import check_deals
 from domain.variants import fold
 from events.codec import default_codec
 from events.schema.common import GameStarted
+from events.schema.lobby import SeatSeedSet
 from tests.api.players import Table, concrete, open_table
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
@@ -196,3 +198,13 @@ def test_no_response_to_any_viewer_holds_a_card_it_may_not_know(
         assert response.status_code == 200, response.text
         check_every_endpoint(http, table, database_url, response, seat)
     assert table.public()["status"]["phase"] == "game_over"
+    # Seeds were set by every seat at every step: every deal used the ones the events show.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT stream_version, type, schema_version, data::text FROM events "
+            "WHERE stream_id = %s ORDER BY stream_version",
+            (f"game:{table.game_id}",),
+        ).fetchall()
+    events = [(v, CODEC.decode(kind, schema, data)) for v, kind, schema, data in rows]
+    assert any(isinstance(e, SeatSeedSet) for _, e in events)
+    assert check_deals(events) == []
