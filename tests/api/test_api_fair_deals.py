@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -373,3 +374,43 @@ def test_a_game_that_outlasts_its_chain_commits_the_next_and_stays_verifiable(
     assert feed[0]["event"]["seed_secret"] == events[0][1].seed_secret
     revealed = [e["event"]["secret"] for e in feed if e["event"]["type"] == "seed_chain.extended"]
     assert revealed == [c.secret for c in chains]
+
+
+def test_seeds_set_while_others_play_land_in_the_deals_the_stored_order_says(
+    api_base: str, database_url: str
+) -> None:
+    """Two clients at once: one plays, one keeps changing seat 0's seed. Whichever lands
+    first is decided first (the expected version on append), so every deal used exactly the
+    seeds stored before it."""
+    with (
+        httpx.Client(base_url=api_base, timeout=20) as player,
+        httpx.Client(base_url=api_base, timeout=20) as seeder,
+    ):
+        table = open_table(player, "tens", 2, {"hands": 4, "turn_limit": 2})
+        done = threading.Event()
+        statuses: list[int] = []
+
+        def keep_seeding() -> None:
+            n = 0
+            while not done.is_set() and n < 200:
+                answer = seeder.put(
+                    f"/games/{table.game_id}/seats/0/seed",
+                    json={"seed": f"seed {n}"},
+                    headers=table.auth(0),
+                )
+                statuses.append(answer.status_code)
+                n += 1
+
+        thread = threading.Thread(target=keep_seeding)
+        thread.start()
+        try:
+            play_until(table, random.Random(9))
+        finally:
+            done.set()
+            thread.join(timeout=30)
+    events = stored_events(database_url, table.game_id)
+    assert set(statuses) <= {200, 409}
+    assert statuses.count(200) >= 2
+    used = {e.seat_seeds[0] for _, e in events if isinstance(e, HandDealt)}
+    assert any(seed.startswith("seed ") for seed in used)
+    assert check_deals(events) == []
