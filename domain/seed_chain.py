@@ -15,6 +15,8 @@ import msgspec
 
 DEFAULT_HANDS = 1000
 """L for a game without a fixed number of hands (docs/SHUFFLE.md: what it costs)."""
+MAX_CHAIN_HANDS = 100_000
+"""The longest chain the service draws (FAIRWAY_SEED_CHAIN_HANDS at most)."""
 
 
 def hashed(seed: bytes, times: int) -> bytes:

@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from domain.fairness import DealFinding, check_deals
 from domain.shuffle import SHUFFLE_V1
@@ -187,3 +189,51 @@ def test_a_viewer_s_copy_of_a_live_hand_is_checked_as_far_as_it_is_public() -> N
     live = altered(live, 0, seed_secret="")
     assert check_deals(live) == []
     assert "commitment" in fields(check_deals(altered(live, last_deal, commitment="00" * 32)))
+
+
+# ---- hostile histories: the checker reports, it never fails --------------------------------
+
+FIELD_VALUES = {
+    int: st.integers(min_value=-(2**70), max_value=2**70),
+    str: st.one_of(st.text(max_size=70), st.binary(min_size=32, max_size=32).map(bytes.hex)),
+    tuple: st.lists(st.text(max_size=5), max_size=4).map(tuple),
+}
+GOLF_GAME = golf(seeds={2: {1: "mine"}})
+TENS_GAME = play("tens", 2, GameOptions(turn_limit=3), chain_hands=1, seeds={2: {0: "x"}})
+CHECKED = (GameCreated, SeatSeedSet, SeedChainExtended, HandDealt, HandEnded)
+
+
+@st.composite
+def tampered(draw: st.DrawFn) -> Events:
+    events = list(draw(st.sampled_from([GOLF_GAME, TENS_GAME])))
+    for _ in range(draw(st.integers(1, 4))):
+        index = draw(
+            st.sampled_from([i for i, (_, e) in enumerate(events) if isinstance(e, CHECKED)])
+        )
+        version, event = events[index]
+        name = draw(st.sampled_from(event.__struct_fields__))
+        value = getattr(event, name)
+        kind = tuple if isinstance(value, tuple) else type(value)
+        if kind not in FIELD_VALUES or (kind is tuple and value and not isinstance(value[0], str)):
+            continue
+        events[index] = (
+            version,
+            msgspec.structs.replace(event, **{name: draw(FIELD_VALUES[kind])}),
+        )
+    if draw(st.booleans()):
+        events = draw(st.permutations(events))
+    return events
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=tampered())
+def test_any_tampered_history_gets_findings_not_an_exception(events: Events) -> None:
+    findings = check_deals(events)
+    assert all(isinstance(f, DealFinding) for f in findings)
+    if events in (GOLF_GAME, TENS_GAME):
+        assert findings == []
+
+
+def test_a_chain_longer_than_the_service_draws_is_a_finding_not_a_long_wait() -> None:
+    events = altered(GOLF_GAME, 0, seed_hands=10**12)
+    assert "seed_hands" in fields(check_deals(events))
