@@ -137,6 +137,13 @@ def summary(record: GameRecord, version: int | None = None) -> s.GameSummary:
     )
 
 
+def signed_summary(games: GameService, record: GameRecord, version: int) -> s.GameSummary:
+    """The summary an answer that stored events gives, with its receipt."""
+    signed = summary(record, version)
+    signed.receipt = games.receipt(record, version)
+    return signed
+
+
 def feed(
     record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int
 ) -> list[s.FeedEntry]:
@@ -170,7 +177,8 @@ class GameController(Controller):
         record, token = await games.create(
             data.variant, data.seats, options, data.title, idempotency_key
         )
-        opened = s.GameOpened(record.game_id, token, 1, data.variant, data.seats)
+        receipt = games.receipt(record, 1)
+        opened = s.GameOpened(record.game_id, token, 1, data.variant, data.seats, receipt)
         return answer(opened, 1, status_code=201, location=f"/games/{record.game_id}")
 
     @get(
@@ -227,7 +235,9 @@ class GameController(Controller):
         games: NamedDependency[GameService],
     ) -> Response[s.GameSummary]:
         outcome = await games.release(game_id, required_token(request), seat)
-        return answer(summary(outcome.record, outcome.last_version), outcome.last_version)
+        return answer(
+            signed_summary(games, outcome.record, outcome.last_version), outcome.last_version
+        )
 
     @post(
         "/{game_id:str}/start",
@@ -246,7 +256,9 @@ class GameController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.GameSummary]:
         outcome = await games.start(game_id, required_token(request), idempotency_key)
-        return answer(summary(outcome.record, outcome.last_version), outcome.last_version)
+        return answer(
+            signed_summary(games, outcome.record, outcome.last_version), outcome.last_version
+        )
 
     @get(
         "/{game_id:str}/view",

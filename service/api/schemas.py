@@ -64,6 +64,8 @@ class GameOpened(msgspec.Struct):
     version: int
     variant: Variant
     seats: int
+    receipt: Receipt
+    """The service's signature on the game's first event, which commits its seed chain."""
 
 
 class SeatGranted(msgspec.Struct):
@@ -90,6 +92,9 @@ class GameSummary(msgspec.Struct):
     version: int
     started: bool
     status: Status | None
+    receipt: Receipt | None = None
+    """On the answers to start and release: the service's signature on the game's history
+    up to `version`; null on reads."""
 
 
 class PublicView(msgspec.Struct):

@@ -18,11 +18,12 @@ import psycopg
 import pytest
 
 from domain.cards import is_card
+from domain.fairness import check_deals
 from domain.variants import fold
 from events.codec import default_codec
 from events.schema.common import GameStarted, HandDealt, HandEnded
 from events.schema.grid import CardDrawn, CardsPeeked, LayoutsRevealed
-from events.schema.lobby import GameCreated, SeatClaimed, SeedChainExtended
+from events.schema.lobby import GameCreated, SeatClaimed, SeatSeedSet, SeedChainExtended
 from tests.api.players import Table, concrete, open_table
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
@@ -42,6 +43,18 @@ def true_state(database_url: str, game_id: str) -> Any:
     events = [CODEC.decode(kind, version, data) for kind, version, data in rows]
     started = next(i for i, e in enumerate(events) if isinstance(e, GameStarted))
     return fold(events[started:])
+
+
+def chain_secrets(database_url: str, game_id: str) -> list[str]:
+    """What no response may hold before the game is over: each seed chain's secret (it
+    reveals every server seed to come), read straight from PostgreSQL."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT coalesce(data->>'seed_secret', data->>'secret') FROM events "
+            "WHERE stream_id = %s AND type IN ('game.created', 'seed_chain.extended')",
+            (f"game:{game_id}",),
+        ).fetchall()
+    return [secret for (secret,) in rows if secret]
 
 
 def cards_in(value: Any) -> Counter[str]:
@@ -70,7 +83,7 @@ def live_secrets_in_feed(
             hand = event["hand"]
         if hand != hand_live:
             continue
-        if event["type"] == "hand.dealt" and event["seed"]:
+        if event["type"] == "hand.dealt" and (event["seed"] or event["server_seed"]):
             bad.append(f"v{entry['version']}: the live hand's seed")
         if (
             event["type"] == "card.drawn"
@@ -170,10 +183,18 @@ def check_every_endpoint(
     actor: int | None,
 ) -> None:
     decider, state = true_state(database_url, table.game_id)
-    stored = stored_events(database_url, table.game_id)
     status = decider.status(state)
     live = status.phase in ("setup", "playing")
     seed = getattr(getattr(state, "round", None), "seed", None) or getattr(state, "seed", None)
+    server_seed = getattr(getattr(state, "round", None), "server_seed", None) or getattr(
+        state, "server_seed", None
+    )
+    secrets = [] if status.phase == "game_over" else chain_secrets(database_url, table.game_id)
+    assert secrets or status.phase == "game_over", "a live game has a chain secret to keep"
+    if live and server_seed:
+        secrets.append(server_seed)
+    if live and seed:
+        secrets.append(seed)
     oracle: Callable[[Any, int | None], Counter[str]] = (
         shedding_knowable if decider.name == "tens-shedding" else grid_knowable
     )
@@ -199,6 +220,7 @@ def check_every_endpoint(
         if live:
             bad = live_secrets_in_feed(feed.json()["events"], viewer, status.hand)
             assert not bad, f"viewer {viewer}: {bad}"
+            stored = stored_events(database_url, table.game_id)  # read after the feed
             bad = chain_fields_of_hidden_events(feed.json()["events"], stored, viewer)
             assert not bad, f"viewer {viewer}: {bad}"
         responses.append(feed)
@@ -208,9 +230,19 @@ def check_every_endpoint(
             assert plain.status_code == 200
             assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
             responses.append(plain)
-        if live and seed:
-            for response in responses:
-                assert seed not in response.text, f"viewer {viewer} saw the live seed"
+        responses.append(http.get("/.well-known/fairway-receipt-key"))
+        if viewer is not None and status.phase != "game_over":
+            seeded = http.put(
+                f"/games/{table.game_id}/seats/{viewer}/seed",
+                json={"seed": f"seat {viewer} at v{body['version']}"},
+                headers=headers,
+            )
+            assert seeded.status_code == 200, seeded.text
+            assert not cards_in(seeded.json())
+            responses.append(seeded)
+        for response in responses:
+            for secret in secrets:
+                assert secret not in response.text, f"viewer {viewer} saw a secret seed"
     check_audit_endpoints(http, table, status.hand, live, oracle(state, None), seed)
     if last_action is not None and live:
         answer = last_action.json()
@@ -220,8 +252,8 @@ def check_every_endpoint(
         shown = cards_in(answer["view"])
         assert not shown - known, f"the action's answer showed seat {actor} {shown - known}"
         assert set(cards_in(answer["legal_actions"])) <= set(known)
-        if seed:
-            assert seed not in last_action.text
+        for secret in secrets:
+            assert secret not in last_action.text, "the action's answer holds a secret seed"
 
 
 @pytest.mark.parametrize(
@@ -250,3 +282,13 @@ def test_no_response_to_any_viewer_holds_a_card_it_may_not_know(
         assert response.status_code == 200, response.text
         check_every_endpoint(http, table, database_url, response, seat)
     assert table.public()["status"]["phase"] == "game_over"
+    # Seeds were set by every seat at every step: every deal used the ones the events show.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT stream_version, type, schema_version, data::text FROM events "
+            "WHERE stream_id = %s ORDER BY stream_version",
+            (f"game:{table.game_id}",),
+        ).fetchall()
+    events = [(v, CODEC.decode(kind, schema, data)) for v, kind, schema, data in rows]
+    assert any(isinstance(e, SeatSeedSet) for _, e in events)
+    assert check_deals(events) == []
