@@ -323,23 +323,50 @@ def _move(found: Walk, hand: int, decider: Decider, state: Any, rest: Sequence[I
         return _same_append(rest)
     decided = _decide(decider, state, Act(seat, action))
     if not isinstance(decided, RuleViolation) and _matches(decided, rest):
+        for other in rest[1 : len(decided)]:
+            if other.metadata != item.metadata:  # the move holds: this copy was altered
+                detail = f"differs from the other events of its move (version {item.version})"
+                found.fail(hand, Failure("legality", other.version, "metadata", detail))
+                break
         return len(decided)
     players = int(state.players)
     explained = _explain(decider, state, seat, action, players, rest)
-    if explained is not None:
-        name, expected, count = explained
-        found.fail(
-            hand,
-            Failure(
-                "legality",
-                item.version,
-                name,
-                f"differs from the move the stored events record (expected "
-                f"{_show(expected)}, found {_show(seat if name == 'metadata.seat' else raw)})",
+    if explained is None:
+        return _compare(found, hand, item, decided, rest)
+    name, expected, count = explained
+    found_value = seat if name == "metadata.seat" else raw
+    moved = (
+        f"the move the stored events record (expected {_show(expected)}, "
+        f"found {_show(found_value)})"
+    )
+    if any(other.metadata != item.metadata for other in rest[1:count]):
+        found.fail(hand, Failure("legality", item.version, name, f"differs from {moved}"))
+        return count  # its own append's other events still carry the move recorded
+    difference = None
+    if not isinstance(decided, RuleViolation):
+        difference = next(
+            (
+                d
+                for e, s in zip(decided, rest, strict=False)
+                if e != s.event and (d := _difference(s.version, e, s.event)) is not None
             ),
+            None,
         )
+    if difference is not None and count > 1:
+        found.fail(hand, difference)  # the append's events agree on the move: the data changed
         return count
-    return _compare(found, hand, item, decided, rest)
+    where = name if difference is None else f"{difference.field} or {name}"
+    at = item.version if difference is None else difference.version
+    found.fail(
+        hand,
+        Failure(
+            "legality",
+            at,
+            where,
+            f"disagree: {moved}; the move alone cannot tell which was altered",
+        ),
+    )
+    return count
 
 
 def _compare(
