@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 
@@ -242,7 +242,7 @@ class HandReplay(msgspec.Struct):
 
 # ---- export (issue 9) ---------------------------------------------------------------------
 
-EXPORT_FORMAT = "fairway-game-export/1"
+EXPORT_FORMAT: Final = "fairway-game-export/1"
 HexHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}(?![\s\S])")]
 
 

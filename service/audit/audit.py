@@ -18,6 +18,7 @@ from events.schema.common import HandDealt, HandEnded
 from events.stored import StoredRow
 from service.audit.chain import check_chain
 from service.audit.fairness import deal_failures
+from service.audit.found import Item, Walk
 from service.audit.report import (
     AuditReport,
     ChainReport,
@@ -28,7 +29,7 @@ from service.audit.report import (
     HandStatus,
     ReceiptResult,
 )
-from service.audit.walk import Item, Walk, walk
+from service.audit.walk import walk
 
 HAND_CHECKS: tuple[CheckName, ...] = ("commitments", "deck", "legality", "scores")
 GAME_CHECKS: tuple[CheckName, ...] = ("chain", *HAND_CHECKS, "winners")
@@ -41,12 +42,13 @@ def decode(rows: Sequence[StoredRow]) -> tuple[list[Item], Failure | None]:
         events = codec.decode_many(
             [r.type for r in rows], [r.schema_version for r in rows], [r.data for r in rows]
         )
-        metadata = codec.decode_many_metadata([r.metadata for r in rows])
+        metadatas = codec.decode_many_metadata([r.metadata for r in rows])
     except CodecError:
         pass  # find the first row that is not, and name it
     else:
-        return [Item(r.version, e, m) for r, e, m in zip(rows, events, metadata, strict=True)], None
-    items: list[Item] = []
+        items = [Item(r.version, e, m) for r, e, m in zip(rows, events, metadatas, strict=True)]
+        return items, None
+    items = []
     for row in rows:
         try:
             event = codec.decode(row.type, row.schema_version, row.data)
