@@ -155,9 +155,10 @@ def check_audit_endpoints(
     hand: int,
     live: bool,
     public: Counter[str],
-    seed: str | None,
+    secrets: list[str],
 ) -> None:
-    """The audit states public facts only; a live hand is neither replayed nor exported."""
+    """The audit states public facts only; a live hand is neither replayed nor exported,
+    and the replay of the hand before it holds nothing of it."""
     audit = http.get(f"/games/{table.game_id}/audit")
     assert audit.status_code == 200
     assert audit.json()["ok"] is True, audit.json()["failures"]
@@ -168,11 +169,17 @@ def check_audit_endpoints(
         assert replay.status_code == 409
         export = http.get(f"/games/{table.game_id}/export")
         assert export.status_code == 409
-        responses += [replay, export]
-        for response in responses:
+        for response in (replay, export):
             assert not cards_in(response.json()) - public
-            if seed:
-                assert seed not in response.text, "the live seed"
+        responses += [replay, export]
+        if hand > 1:
+            before = http.get(f"/games/{table.game_id}/hands/{hand - 1}/replay")
+            assert before.status_code == 200
+            assert all(step["event"]["type"] != "hand.dealt" for step in before.json()["steps"][1:])
+            responses.append(before)
+    for response in responses:
+        for secret in secrets:
+            assert secret not in response.text, "a live seed or a seed chain's secret"
 
 
 def check_every_endpoint(
@@ -243,7 +250,8 @@ def check_every_endpoint(
         for response in responses:
             for secret in secrets:
                 assert secret not in response.text, f"viewer {viewer} saw a secret seed"
-    check_audit_endpoints(http, table, status.hand, live, oracle(state, None), seed)
+    live_secrets = [x for x in (seed, server_seed) if x and live] + secrets
+    check_audit_endpoints(http, table, status.hand, live, oracle(state, None), live_secrets)
     if last_action is not None and live:
         answer = last_action.json()
         bad = live_secrets_in_feed(answer["events"], actor, status.hand)
