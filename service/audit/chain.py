@@ -25,8 +25,8 @@ def link(stream_id: str, prev: bytes, row: StoredRow) -> bytes:
         row.event_id,
         row.type,
         row.schema_version,
-        row.data.encode(),
-        row.metadata.encode(),
+        row.data.encode("utf-8", "surrogatepass"),  # (a lone surrogate: not stored text)
+        row.metadata.encode("utf-8", "surrogatepass"),
     )
     return chain_hash(prev, canonical)
 
