@@ -241,3 +241,14 @@ def test_a_row_altered_in_postgresql_is_reported_at_its_version(
     audit = http.post(f"/games/{table.game_id}/audit", json={"receipts": receipts[-1:]}).json()
     assert audit["receipts"][0]["detail"].startswith("version missing")
     assert audit["failures"][0]["version"] == version  # the edit is still the first failure
+
+
+def test_a_feed_page_past_the_end_is_empty(http: httpx.Client, finished: Played) -> None:
+    game_id = finished.table.game_id
+    page = http.get(f"/games/{game_id}/events", params={"after": 9_999_999})
+    assert page.status_code == 200
+    assert page.json()["events"] == []
+    last = page.json()["version"]
+    tail = http.get(f"/games/{game_id}/events", params={"after": last - 1}).json()["events"]
+    assert [e["version"] for e in tail] == [last]
+    assert tail[0]["prev_hash"] is not None
