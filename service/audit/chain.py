@@ -47,11 +47,11 @@ def check_chain(game_id: str, rows: Sequence[StoredRow]) -> ChainReport:
         if computed != row.hash:
             return _broken(rows, prev, _fault(stream_id, rows, index, computed))
         prev = computed
-    return ChainReport(True, len(rows), prev.hex())
+    return ChainReport(True, len(rows), prev.hex() if rows else None)
 
 
 def _broken(rows: Sequence[StoredRow], prev: bytes, failure: Failure) -> ChainReport:
-    return ChainReport(False, len(rows), rows[-1].hash.hex() if rows else prev.hex(), failure)
+    return ChainReport(False, len(rows), rows[-1].hash.hex() if rows else None, failure)
 
 
 def _fault(stream_id: str, rows: Sequence[StoredRow], index: int, computed: bytes) -> Failure:
@@ -71,8 +71,8 @@ def _fault(stream_id: str, rows: Sequence[StoredRow], index: int, computed: byte
                 "chain",
                 row.version,
                 "hash",
-                f"altered: the link of this event is {computed.hex()}, the next event "
-                f"chains from it, but {row.hash.hex()} is stored",
+                "altered: the next event chains from this event's recomputed link, "
+                "not from the hash stored",
             )
     if index == 0 and not any(
         link(stream_id, rows[i - 1].hash if i else GENESIS_HASH, r) == r.hash

@@ -105,6 +105,7 @@ def test_a_hand_in_play_is_not_replayed_not_exported_and_pending_in_the_audit(
     audit = http.get(f"/games/{table.game_id}/audit").json()
     assert audit["ok"] is True
     assert audit["hands"] == [{"hand": 1, "status": "pending", "checks": []}]
+    assert audit["chain"]["head_hash"] is None  # in play: the last event may hide a card
 
 
 def test_the_audit_of_a_finished_game_holds_check_by_check(
@@ -119,6 +120,8 @@ def test_the_audit_of_a_finished_game_holds_check_by_check(
     ]  # fmt: skip
     assert all(c["ok"] and c["checked"] > 0 for c in report["checks"])
     assert [h["status"] for h in report["hands"]] == ["verified", "verified"]
+    export = http.get(f"/games/{finished.table.game_id}/export").json()
+    assert report["chain"]["head_hash"] == export["head_hash"]
     scores = http.get(f"/games/{finished.table.game_id}/scores").json()
     assert report["winners"] == scores["winners"]
     assert http.get("/games/0123456789abcdef/audit").json()["code"] == "game_not_found"

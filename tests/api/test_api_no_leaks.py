@@ -165,6 +165,7 @@ def check_audit_endpoints(
     assert not cards_in(audit.json()) - public, "the audit names a card"
     responses = [audit]
     if live:
+        assert audit.json()["chain"]["head_hash"] is None, "the last event's hash, in play"
         replay = http.get(f"/games/{table.game_id}/hands/{hand}/replay")
         assert replay.status_code == 409
         export = http.get(f"/games/{table.game_id}/export")
