@@ -7,6 +7,7 @@ seed a deal used was set after that and before the deal; every revealed seed re-
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import random
@@ -414,3 +415,29 @@ def test_seeds_set_while_others_play_land_in_the_deals_the_stored_order_says(
     used = {e.seat_seeds[0] for _, e in events if isinstance(e, HandDealt)}
     assert any(seed.startswith("seed ") for seed in used)
     assert check_deals(events) == []
+
+
+def test_two_instances_with_one_configured_key_give_one_receipt_for_a_retry(
+    api_settings: Settings,
+) -> None:
+    """FAIRWAY_RECEIPT_KEY shared: an action taken through one instance and retried through
+    another carries the same receipt, and both serve the same key."""
+    shared = base64.b64encode(hashlib.sha256(b"a shared test key").digest()).decode()
+    settings = msgspec.structs.replace(api_settings, receipt_key=shared)
+    with running_server(settings) as a, running_server(settings) as b:
+        with (
+            httpx.Client(base_url=a, timeout=20) as one,
+            httpx.Client(base_url=b, timeout=20) as two,
+        ):
+            assert server_key(one) == server_key(two)
+            table = open_table(one, "golf", 2, {"hands": 1})
+            seat = table.public()["status"]["to_act"][0]
+            action = table.me(seat)["legal_actions"][0]
+            headers = table.auth(seat) | {"Idempotency-Key": "across-instances"}
+            url = f"/games/{table.game_id}/actions"
+            first = one.post(url, json=action, headers=headers)
+            again = two.post(url, json=action, headers=headers)
+            assert first.status_code == again.status_code == 200
+            assert first.json()["receipt"] == again.json()["receipt"]
+            receipt = msgspec.convert(again.json()["receipt"], Receipt)
+            assert verify_receipt(receipt, server_key(two))
