@@ -424,20 +424,21 @@ def test_two_instances_with_one_configured_key_give_one_receipt_for_a_retry(
     another carries the same receipt, and both serve the same key."""
     shared = base64.b64encode(hashlib.sha256(b"a shared test key").digest()).decode()
     settings = msgspec.structs.replace(api_settings, receipt_key=shared)
-    with running_server(settings) as a, running_server(settings) as b:
-        with (
-            httpx.Client(base_url=a, timeout=20) as one,
-            httpx.Client(base_url=b, timeout=20) as two,
-        ):
-            assert server_key(one) == server_key(two)
-            table = open_table(one, "golf", 2, {"hands": 1})
-            seat = table.public()["status"]["to_act"][0]
-            action = table.me(seat)["legal_actions"][0]
-            headers = table.auth(seat) | {"Idempotency-Key": "across-instances"}
-            url = f"/games/{table.game_id}/actions"
-            first = one.post(url, json=action, headers=headers)
-            again = two.post(url, json=action, headers=headers)
-            assert first.status_code == again.status_code == 200
-            assert first.json()["receipt"] == again.json()["receipt"]
-            receipt = msgspec.convert(again.json()["receipt"], Receipt)
-            assert verify_receipt(receipt, server_key(two))
+    with (
+        running_server(settings) as a,
+        running_server(settings) as b,
+        httpx.Client(base_url=a, timeout=20) as one,
+        httpx.Client(base_url=b, timeout=20) as two,
+    ):
+        assert server_key(one) == server_key(two)
+        table = open_table(one, "golf", 2, {"hands": 1})
+        seat = table.public()["status"]["to_act"][0]
+        action = table.me(seat)["legal_actions"][0]
+        headers = table.auth(seat) | {"Idempotency-Key": "across-instances"}
+        url = f"/games/{table.game_id}/actions"
+        first = one.post(url, json=action, headers=headers)
+        again = two.post(url, json=action, headers=headers)
+        assert first.status_code == again.status_code == 200
+        assert first.json()["receipt"] == again.json()["receipt"]
+        receipt = msgspec.convert(again.json()["receipt"], Receipt)
+        assert verify_receipt(receipt, server_key(two))
