@@ -139,3 +139,24 @@ def test_an_unusable_key_setting_names_its_variable(
         Settings.from_env(env)
     assert refused.value.name == named
     assert says in refused.value.message
+
+
+def test_the_app_warns_when_several_instances_could_each_make_their_own_key(
+    tmp_path: Path,
+) -> None:
+    from structlog.testing import capture_logs
+
+    from service.app import receipt_key
+
+    with capture_logs() as logs:
+        alone = receipt_key(Settings(data_dir=tmp_path))
+        shared_db = receipt_key(Settings(data_dir=tmp_path, database_url="postgresql://db/x"))
+    assert alone.public_key == shared_db.public_key
+    assert [entry["event"] for entry in logs] == ["receipt_key_from_data_dir"]
+    assert logs[0]["log_level"] == "warning"
+
+    configured = base64.b64encode(SEED).decode()
+    with capture_logs() as quiet:
+        key = receipt_key(Settings(data_dir=tmp_path, database_url="x", receipt_key=configured))
+    assert key.public_key == KEY.public_key
+    assert quiet == []
