@@ -442,3 +442,43 @@ def test_two_instances_with_one_configured_key_give_one_receipt_for_a_retry(
         assert first.json()["receipt"] == again.json()["receipt"]
         receipt = msgspec.convert(again.json()["receipt"], Receipt)
         assert verify_receipt(receipt, server_key(two))
+
+
+def test_the_chain_secret_is_in_no_lobby_answer_and_in_the_feed_once_the_game_is_over(
+    http: httpx.Client, database_url: str
+) -> None:
+    """The walk of test_api_no_leaks covers play; this covers the lobby's answers too."""
+    created = http.post(
+        "/games",
+        json={"variant": "tens", "seats": 2, "options": {"hands": 2, "turn_limit": 2}},
+    )
+    game_id, creator = created.json()["game_id"], created.json()["creator_token"]
+    secret = stored_events(database_url, game_id)[0][1].seed_secret
+    assert len(secret) == 64
+    table = Table(http, game_id, creator)
+    answers = [created]
+    for name in ("A", "B", "C"):
+        claimed = http.post(f"/games/{game_id}/seats", json={"name": name})
+        answers.append(claimed)
+        if name == "B":
+            answers.append(
+                http.delete(
+                    f"/games/{game_id}/seats/1", headers={"Authorization": f"Bearer {creator}"}
+                )
+            )
+        else:
+            table.tokens.append(claimed.json()["token"])
+    answers.append(set_seed(table, 0, "lobby"))
+    answers.append(
+        http.post(f"/games/{game_id}/start", headers={"Authorization": f"Bearer {creator}"})
+    )
+    for path in ("", "/view", "/events?limit=1000", "/scores"):
+        answers.append(http.get(f"/games/{game_id}{path}"))
+        answers.append(http.get(f"/games/{game_id}{path}", headers=table.auth(0)))
+    answers.append(http.get(f"/games/{game_id}/me", headers=table.auth(1)))
+    assert all(a.status_code in (200, 201) for a in answers), [a.text for a in answers]
+    for answer in answers:
+        assert secret not in answer.text
+    play_until(table, random.Random(8))
+    feed = http.get(f"/games/{game_id}/events", params={"limit": 1000}).json()["events"]
+    assert feed[0]["event"]["seed_secret"] == secret
