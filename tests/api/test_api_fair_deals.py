@@ -166,26 +166,33 @@ def test_a_seat_seed_changes_the_next_deal_and_only_from_the_next_hand(
 
 
 @pytest.mark.parametrize(
-    ("body", "why"),
+    ("body", "why", "status", "code"),
     [
-        ({"seed": ""}, "empty"),
-        ({"seed": "x" * 129}, "129 characters"),
-        ({"seed": "line\nbreak"}, "a control character"),
-        ({"seed": "bidi\u202eoverride"}, "a format character"),
-        ({"seed": 12345}, "not a string"),
-        ({"seed": "ok", "extra": 1}, "an unknown field"),
-        ({}, "no seed"),
+        (b'{"seed": ""}', "empty", 422, "invalid_request"),
+        (b'{"seed": "' + b"x" * 129 + b'"}', "129 characters", 422, "invalid_request"),
+        (b'{"seed": "line\\nbreak"}', "a control character", 422, "invalid_request"),
+        ('{"seed": "bidi\u202e"}'.encode(), "a format character", 422, "invalid_request"),
+        ('{"seed": "\ue000"}'.encode(), "a private-use character", 422, "invalid_request"),
+        (b'{"seed": 12345}', "not a string", 422, "invalid_request"),
+        (b'{"seed": null}', "null", 422, "invalid_request"),
+        (b'{"seed": "ok", "extra": 1}', "an unknown field", 422, "invalid_request"),
+        (b"{}", "no seed", 422, "invalid_request"),
+        (b'{"seed": "\\ud800"}', "a lone surrogate", 400, "malformed_request"),
+        (b'{"seed": "cut', "cut short", 400, "malformed_request"),
+        (b'"just a string"', "not an object", 422, "invalid_request"),
     ],
 )
 def test_a_bad_seed_is_refused_and_nothing_is_stored(
-    http: httpx.Client, database_url: str, body: dict[str, Any], why: str
+    http: httpx.Client, database_url: str, body: bytes, why: str, status: int, code: str
 ) -> None:
     table = open_unstarted(http, "golf", 2, {"hands": 1})
     count = len(stored_events(database_url, table.game_id))
-    answer = http.put(f"/games/{table.game_id}/seats/0/seed", json=body, headers=table.auth(0))
-    assert answer.status_code == 422, why
-    problem = answer.json()
-    assert problem["code"] == "invalid_request", why
+    answer = http.put(
+        f"/games/{table.game_id}/seats/0/seed",
+        content=body,
+        headers=table.auth(0) | {"Content-Type": "application/json"},
+    )
+    assert (answer.status_code, answer.json()["code"]) == (status, code), why
     assert answer.headers["content-type"].startswith("application/problem+json")
     assert len(stored_events(database_url, table.game_id)) == count
 
