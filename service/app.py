@@ -23,7 +23,7 @@ from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.games import GameController
 from service.api.ops import OpsController
-from service.api.seeds import ReceiptKeyController, SeatSeedController
+from service.api.fairness import ReceiptKeyController, SeatSeedController
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log

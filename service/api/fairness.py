@@ -1,4 +1,5 @@
-"""A seat's own seed for the coming deals, and the key that signs receipts."""
+"""The public halves of fair play: a seat's own seed for the coming deals, and the key
+that signs receipts."""
 
 from __future__ import annotations
 
