@@ -21,9 +21,9 @@ from swagger_ui_bundle import swagger_ui_path
 from events.store import EventStore, open_store
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
+from service.api.fairness import ReceiptKeyController, SeatSeedController
 from service.api.games import GameController
 from service.api.ops import OpsController
-from service.api.fairness import ReceiptKeyController, SeatSeedController
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
