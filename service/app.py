@@ -141,6 +141,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             cache_finished=settings.cache_finished_games,
             receipt_key=receipt_key(settings),
             seed_chain_hands=settings.seed_chain_hands,
+            retired_keys=settings.receipt_retired_keys,
         )
         log.info("started", store=type(opened).__name__)
         try:

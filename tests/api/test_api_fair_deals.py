@@ -25,7 +25,7 @@ from domain.shuffle import SHUFFLE_V2, hand_seed_message
 from events.codec import default_codec
 from events.schema.common import HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatSeedSet, SeedChainExtended
-from service.receipts import Receipt, from_b64url, verify_receipt
+from service.receipts import Receipt, ReceiptKey, b64url, from_b64url, sign, verify_receipt
 from service.settings import Settings
 from tests.api.players import Table, open_table, play_step
 from tests.api.server import running_server
@@ -430,7 +430,10 @@ def test_two_instances_with_one_configured_key_give_one_receipt_for_a_retry(
     """FAIRWAY_RECEIPT_KEY shared: an action taken through one instance and retried through
     another carries the same receipt, and both serve the same key."""
     shared = base64.b64encode(hashlib.sha256(b"a shared test key").digest()).decode()
-    settings = msgspec.structs.replace(api_settings, receipt_key=shared)
+    old = ReceiptKey.from_seed(hashlib.sha256(b"the key before").digest())
+    settings = msgspec.structs.replace(
+        api_settings, receipt_key=shared, receipt_retired_keys=(b64url(old.public_key),)
+    )
     with (
         running_server(settings) as a,
         running_server(settings) as b,
@@ -438,6 +441,10 @@ def test_two_instances_with_one_configured_key_give_one_receipt_for_a_retry(
         httpx.Client(base_url=b, timeout=20) as two,
     ):
         assert server_key(one) == server_key(two)
+        retired = one.get("/.well-known/fairway-receipt-key").json()["retired"]
+        assert retired == [{"key_id": old.key_id, "public_key": b64url(old.public_key)}]
+        old_receipt = sign(old, "0123456789abcdef", 3, bytes(32))
+        assert verify_receipt(old_receipt, from_b64url(retired[0]["public_key"]))
         table = open_table(one, "golf", 2, {"hands": 1})
         seat = table.public()["status"]["to_act"][0]
         action = table.me(seat)["legal_actions"][0]

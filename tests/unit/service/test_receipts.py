@@ -16,6 +16,7 @@ from service.receipts import (
     KEY_FILE_NAME,
     Receipt,
     ReceiptKey,
+    b64url,
     from_b64url,
     load_or_create,
     sign,
@@ -130,6 +131,7 @@ def test_the_key_comes_from_the_environment_or_a_file(tmp_path: Path) -> None:
             "both set",
         ),
         ({"FAIRWAY_SEED_CHAIN_HANDS": "0"}, "FAIRWAY_SEED_CHAIN_HANDS", "between 1 and 100000"),
+        ({"FAIRWAY_RECEIPT_RETIRED_KEYS": "abc"}, "FAIRWAY_RECEIPT_RETIRED_KEYS", "32 bytes"),
     ],
 )
 def test_an_unusable_key_setting_names_its_variable(
@@ -160,3 +162,10 @@ def test_the_app_warns_when_several_instances_could_each_make_their_own_key(
         key = receipt_key(Settings(data_dir=tmp_path, database_url="x", receipt_key=configured))
     assert key.public_key == KEY.public_key
     assert quiet == []
+
+
+def test_retired_public_keys_are_read_as_base64url_or_base64() -> None:
+    public = KEY.public_key
+    text = f"{base64.b64encode(public).decode()}, {base64.urlsafe_b64encode(public).decode()}"
+    settings = Settings.from_env({"FAIRWAY_RECEIPT_RETIRED_KEYS": text})
+    assert settings.receipt_retired_keys == (b64url(public), b64url(public))
