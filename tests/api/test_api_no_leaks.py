@@ -148,7 +148,7 @@ def check_every_endpoint(
             assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
             responses.append(plain)
         responses.append(http.get("/.well-known/fairway-receipt-key"))
-        if viewer is not None and status.phase != "game_over":
+        if viewer is not None and status.phase != "game_over" and body["version"] % 4 == 0:
             seeded = http.put(
                 f"/games/{table.game_id}/seats/{viewer}/seed",
                 json={"seed": f"seat {viewer} at v{body['version']}"},
