@@ -62,6 +62,7 @@ SERVICE_CODES: dict[str, str] = {
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",
     "not_your_seat": "the token holds another seat than the one named",
+    "too_many_seeds": "the seat has set its seed as often as it may before the next deal",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

@@ -243,6 +243,24 @@ def test_wrong_tokens_and_closed_games_get_problems_and_nothing_is_stored(
     assert len(stored_events(database_url, table.game_id)) == over
 
 
+def test_a_seat_sets_its_seed_at_most_16_times_between_two_deals(
+    http: httpx.Client, database_url: str
+) -> None:
+    table = open_unstarted(http, "tens", 2, {"hands": 2, "turn_limit": 2})
+    for n in range(16):
+        assert set_seed(table, 0, f"try {n}").status_code == 200
+    count = len(stored_events(database_url, table.game_id))
+    refused = set_seed(table, 0, "one more")
+    assert (refused.status_code, refused.json()["code"]) == (409, "too_many_seeds")
+    assert len(stored_events(database_url, table.game_id)) == count
+    assert set_seed(table, 1, "the other seat is not held back").status_code == 200
+    start(table)
+    assert set_seed(table, 0, "a new hand, a new allowance").status_code == 200
+    events = stored_events(database_url, table.game_id)
+    dealt = next(e for _, e in events if isinstance(e, HandDealt))
+    assert dealt.seat_seeds == ("try 15", "the other seat is not held back")
+
+
 def test_a_seat_freed_and_claimed_again_starts_without_the_old_holder_s_seed(
     http: httpx.Client, database_url: str
 ) -> None:
