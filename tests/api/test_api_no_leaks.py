@@ -239,13 +239,13 @@ def check_every_endpoint(
             assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
             responses.append(plain)
         responses.append(http.get("/.well-known/fairway-receipt-key"))
-        if viewer is not None and status.phase != "game_over":
+        if viewer is not None and status.phase != "game_over" and body["version"] % 4 == 0:
             seeded = http.put(
                 f"/games/{table.game_id}/seats/{viewer}/seed",
                 json={"seed": f"seat {viewer} at v{body['version']}"},
                 headers=headers,
             )
-            assert seeded.status_code == 200, seeded.text
+            assert seeded.status_code == 200 or seeded.json()["code"] == "too_many_seeds"
             assert not cards_in(seeded.json())
             responses.append(seeded)
         for response in responses:
