@@ -243,7 +243,6 @@ class HandReplay(msgspec.Struct):
 # ---- export (issue 9) ---------------------------------------------------------------------
 
 EXPORT_FORMAT: Final = "fairway-game-export/1"
-HexHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}(?![\s\S])")]
 
 
 class GridRulesRecord(GridRules, tag_field="family", tag="grid"):

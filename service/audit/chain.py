@@ -40,17 +40,16 @@ def check_chain(game_id: str, rows: Sequence[StoredRow]) -> ChainReport:
             found = f"found version {row.version} where {version} was due"
             return _broken(
                 rows,
-                prev,
                 Failure("chain", version, "version", f"{found}: a row is missing or renumbered"),
             )
         computed = link(stream_id, prev, row)
         if computed != row.hash:
-            return _broken(rows, prev, _fault(stream_id, rows, index, computed))
+            return _broken(rows, _fault(stream_id, rows, index, computed))
         prev = computed
     return ChainReport(True, len(rows), prev.hex() if rows else None)
 
 
-def _broken(rows: Sequence[StoredRow], prev: bytes, failure: Failure) -> ChainReport:
+def _broken(rows: Sequence[StoredRow], failure: Failure) -> ChainReport:
     return ChainReport(False, len(rows), rows[-1].hash.hex() if rows else None, failure)
 
 
