@@ -23,6 +23,7 @@ from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.games import GameController
 from service.api.ops import OpsController
+from service.api.stream import StreamController
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
@@ -30,6 +31,7 @@ from service.metrics import Metrics
 from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
 from service.settings import Settings
+from service.watch import Watcher
 
 DESCRIPTION = """\
 Fairway hosts five Golf-family card games. Open a game, claim seats (each claim returns a
@@ -138,20 +140,33 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             cache_events=settings.cache_events,
             cache_finished=settings.cache_finished_games,
         )
+        watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
+        watcher.start()
         log.info("started", store=type(opened).__name__)
         try:
             yield
         finally:
+            await watcher.stop()
             if store is None:
                 await opened.close()
             log.info("stopped")
 
     app = Litestar(
-        route_handlers=[GameController, VariantController, OpsController, docs, swagger_assets()],
+        route_handlers=[
+            GameController,
+            VariantController,
+            OpsController,
+            docs,
+            swagger_assets(),
+            StreamController,
+        ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
+            "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
+            "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
+            "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
         },
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -134,7 +134,8 @@ def make_middleware(
             path: str = scope["path"]
             method: str = scope["method"]
             if method == "HEAD":
-                scope = {**scope, "method": "GET"}  # type: ignore[assignment]
+                # Flagged: an endless response (an event stream) answers HEAD at once.
+                scope = {**scope, "method": "GET", "fairway.head": True}  # type: ignore[assignment]
             request_id = next(
                 (v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-request-id"),
                 "",

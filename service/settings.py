@@ -68,6 +68,13 @@ class Settings(msgspec.Struct, frozen=True):
     max_connections: int = 4096
     """Open connections per worker; one more is answered 503 and closed. Lowered at start to
     fit under the process's descriptor limit."""
+    sse_heartbeat: float = 15.0
+    """Seconds between keep-alive comments on an idle event stream (GET /games/{id}/stream),
+    so that proxies and clients do not take a quiet game for a dead connection."""
+    spectator_delay: int = 0
+    """Spectators see each game this many seat actions behind (0: live), so that nobody can
+    relay a live table to a player; seats are never delayed, and a finished game is shown
+    whole."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -101,6 +108,10 @@ class Settings(msgspec.Struct, frozen=True):
                 "FAIRWAY_KEEP_ALIVE_TIMEOUT", default.keep_alive_timeout, positive
             ),
             max_connections=read("FAIRWAY_MAX_CONNECTIONS", default.max_connections, integer(1)),
+            sse_heartbeat=read("FAIRWAY_SSE_HEARTBEAT", default.sse_heartbeat, positive),
+            spectator_delay=read(
+                "FAIRWAY_SPECTATOR_DELAY", default.spectator_delay, integer(0, 10_000)
+            ),
         )
 
 

@@ -142,6 +142,19 @@ class Feed(msgspec.Struct):
     """Pass as `after` to read the next page; null when this page reaches the end."""
 
 
+class StreamMessage(msgspec.Struct):
+    """One message of an event stream (GET /games/{id}/stream), field by SSE field: each
+    event of the feed as `id: <version>`, `event: <type>`, `data: <FeedEntry as JSON>`. The
+    stream also carries a `retry:` hint first and `: keep-alive` comments when idle."""
+
+    id: int
+    """The game version of the event: send it back as `Last-Event-ID` to resume after it."""
+    event: str
+    """The event's `type` (`card.drawn`, `hand.ended`, ...)."""
+    data: FeedEntry
+    """The same JSON as one entry of GET /games/{id}/events for the same viewer."""
+
+
 class HandScore(msgspec.Struct):
     hand: int
     reason: HandEndReason

@@ -1,0 +1,150 @@
+"""One watcher per process: it tails the store's global feed and tells the live streams of a
+game (GET /games/{id}/stream) that the game moved.
+
+Whoever appended, this instance or another, the feed shows it: PostgreSQL's NOTIFY (the
+embedded store's local signal) wakes the watcher, which reads what is new once for the whole
+process and wakes the subscribers of each game that moved. A subscriber then reads the
+game's record, caught up from the store (and its hash chain checked) by one load shared by
+every subscriber waiting for the same news: a thousand subscribers cost one feed reader and
+one catch-up per game, not a thousand queries.
+
+The news is only a wake-up. What a subscriber sends is decided by its own last sent version
+against the record, so a wake-up missed, repeated or late can delay an event, never lose or
+repeat one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from events.store import Checkpoint, EventStore, RecordedEvent, StoreError
+from service.games import GameService
+from service.logging import log
+from service.record import GameRecord
+
+GAME_PREFIX = "game:"
+FEED_PAGE = 1000
+IDLE_CHECK = 5.0
+"""Seconds the watcher waits for a notification before it looks at the feed anyway."""
+MEMO_SIZE = 4096
+
+
+@dataclass(slots=True, eq=False)
+class News:
+    """What the feed has said of one watched game."""
+
+    version: int = 0
+    """The highest version the feed has shown since the game was first watched."""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set, then replaced, whenever the game moves: wait on the one taken before looking."""
+    subscribers: int = 0
+
+    def announce(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
+
+
+class Watcher:
+    def __init__(self, store: EventStore, games: GameService, idle_check: float = IDLE_CHECK):
+        self.store = store
+        self.games = games
+        self.idle_check = idle_check
+        self._news: dict[str, News] = {}
+        self._loads: dict[str, asyncio.Task[GameRecord]] = {}
+        self._memo: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._tail(), name="fairway-watcher")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    @contextlib.contextmanager
+    def subscribe(self, game_id: str) -> Iterator[News]:
+        """The news of `game_id` for as long as the block lasts."""
+        news = self._news.setdefault(game_id, News())
+        news.subscribers += 1
+        try:
+            yield news
+        finally:
+            news.subscribers -= 1
+            if news.subscribers == 0 and self._news.get(game_id) is news:
+                del self._news[game_id]
+
+    async def record(self, game_id: str, at_least: int) -> GameRecord:
+        """The game's record at `at_least` or later when the store has it: the cached one if
+        it is there already, else one catch-up shared by every caller asking meanwhile."""
+        slot = self.games.cache.get(game_id)
+        if slot is not None and slot.record.version >= at_least:
+            return slot.record
+        task = self._loads.get(game_id)
+        if task is None:
+            task = asyncio.ensure_future(self.games.load(game_id))
+            self._loads[game_id] = task
+            task.add_done_callback(lambda done: self._forget_load(game_id, done))
+        # Shielded: a subscriber that leaves does not cancel the others' load.
+        return await asyncio.shield(task)
+
+    def memo(self, key: tuple[object, ...], make: Callable[[], bytes]) -> bytes:
+        """`make()`, remembered under `key`: the messages of one game's events for one
+        viewer are the same bytes for every subscriber (events never change), so a crowd of
+        spectators costs one encoding per event."""
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = make()
+            if len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        else:
+            self._memo.move_to_end(key)
+        return found
+
+    def _forget_load(self, game_id: str, done: asyncio.Task[GameRecord]) -> None:
+        if self._loads.get(game_id) is done:
+            del self._loads[game_id]
+        if not done.cancelled():
+            done.exception()  # retrieved: each waiter gets it from its own await
+
+    async def _tail(self) -> None:
+        """Read the feed from where it stood when the watcher started; on a store failure,
+        wake every subscriber (each looks for itself) and try again after a pause."""
+        checkpoint: Checkpoint | None = None
+        pause = 0.1
+        while True:
+            try:
+                if checkpoint is None:
+                    checkpoint = await self.store.feed_head()
+                page = await self.store.read_feed(checkpoint, limit=FEED_PAGE)
+                if page:
+                    checkpoint = page[-1].checkpoint
+                    self._announce(page)
+                else:
+                    await self.store.wait_for_events(checkpoint, self.idle_check)
+                pause = 0.1
+            except StoreError as error:
+                log.warning("watcher_feed_failed", error=str(error))
+                for news in self._news.values():
+                    news.announce()
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+    def _announce(self, page: list[RecordedEvent]) -> None:
+        moved: dict[str, News] = {}
+        for event in page:
+            if not event.stream_id.startswith(GAME_PREFIX):
+                continue
+            news = self._news.get(event.stream_id[len(GAME_PREFIX) :])
+            if news is not None:
+                news.version = max(news.version, event.version)
+                moved[event.stream_id] = news
+        for news in moved.values():
+            news.announce()
