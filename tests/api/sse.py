@@ -46,6 +46,8 @@ class Stream:
     """The body of a response that is not a stream (a problem), once it has ended."""
     ended_cleanly: bool = False
     """The server ended the body properly (the last chunk) rather than cutting it."""
+    compared: int = 0
+    """For a test's use: the version up to which it has checked the messages."""
 
     def __post_init__(self) -> None:
         self.started = threading.Event()
