@@ -179,6 +179,8 @@ async def measure(args: argparse.Namespace, base: str, port: int, pid: int) -> N
         for game, version, seen in receipts.seen
         if (game, version) in answers.at
     )
+    if receipts.failures:
+        print(f"first failed answer: {receipts.failure!r}")
     per_action = base_cpu / max(1, base_answers.actions)
     delivered = len(latencies)
     streaming_cpu = cpu - per_action * answers.actions
@@ -203,6 +205,21 @@ async def measure(args: argparse.Namespace, base: str, port: int, pid: int) -> N
             f"p95 {percentile(ms, 95):.1f} ms, p99 {percentile(ms, 99):.1f} ms, "
             f"max {ms[-1]:.1f} ms, mean {statistics.fmean(ms):.1f} ms "
             f"(negative: the stream beat the answer; min {ms[0]:.1f} ms)"
+        )
+    first: dict[tuple[str, int], float] = {}
+    last: dict[tuple[str, int], float] = {}
+    for game, version, seen in receipts.seen:
+        key = (game, version)
+        first[key] = min(first.get(key, seen), seen)
+        last[key] = max(last.get(key, seen), seen)
+    timed = [key for key in first if key in answers.at]
+    if timed:
+        to_first = sorted((first[k] - answers.at[k]) * 1e3 for k in timed)
+        spread = sorted((last[k] - first[k]) * 1e3 for k in timed)
+        print(
+            f"per event: answer to its first receipt p50 {percentile(to_first, 50):.1f} ms, "
+            f"p99 {percentile(to_first, 99):.1f} ms; first to last receipt (the fan-out) "
+            f"p50 {percentile(spread, 50):.1f} ms, p99 {percentile(spread, 99):.1f} ms"
         )
     print(
         f"server CPU {cpu:.2f} s ({cpu / wall:.0%} of a core), "

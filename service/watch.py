@@ -81,12 +81,17 @@ class Watcher:
             if news.subscribers == 0 and self._news.get(game_id) is news:
                 del self._news[game_id]
 
+    def cached(self, game_id: str, at_least: int) -> GameRecord | None:
+        """The cached record if it has reached `at_least` (the common case on a wake-up:
+        no await, no query)."""
+        slot = self.games.cache.get(game_id)
+        return slot.record if slot is not None and slot.record.version >= at_least else None
+
     async def record(self, game_id: str, at_least: int) -> GameRecord:
         """The game's record at `at_least` or later when the store has it: the cached one if
         it is there already, else one catch-up shared by every caller asking meanwhile."""
-        slot = self.games.cache.get(game_id)
-        if slot is not None and slot.record.version >= at_least:
-            return slot.record
+        if (record := self.cached(game_id, at_least)) is not None:
+            return record
         task = self._loads.get(game_id)
         if task is None:
             task = asyncio.ensure_future(self.games.load(game_id))

@@ -145,11 +145,13 @@ class Live:
                     try:
                         # The first look reads the store itself: news that came before
                         # this stream subscribed was never announced to it.
-                        record = await (
-                            self.watcher.games.load(self.game_id)
-                            if fresh
-                            else self.watcher.record(self.game_id, news.version)
-                        )
+                        record = None if fresh else self.watcher.cached(self.game_id, news.version)
+                        if record is None:
+                            record = await (
+                                self.watcher.games.load(self.game_id)
+                                if fresh
+                                else self.watcher.record(self.game_id, news.version)
+                            )
                         fresh = False
                     except (ApiError, StoreError) as error:
                         log.warning("stream_ended", game_id=self.game_id, error=str(error))
@@ -169,7 +171,8 @@ class Live:
                         quiet_until = loop.time() + self.heartbeat
                         continue
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(changed.wait(), wait)
+                        async with asyncio.timeout(wait):  # no task per wait, unlike wait_for
+                            await changed.wait()
         finally:
             self.metrics.gauge("sse_streams_open", -1)
 
