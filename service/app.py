@@ -23,7 +23,7 @@ from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.games import GameController
 from service.api.ops import OpsController
-from service.api.stream import StreamController
+from service.api.stream import StreamController, document
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
@@ -180,6 +180,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     # Around the router rather than inside each route, so that it sees every request.
     app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
     complete(app.openapi_schema)
+    document(app.openapi_schema)
     return app
 
 

@@ -14,7 +14,7 @@ from domain.shedding.view import SheddingView
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingOption
-from service.api.contract import Event, HandEndReason, Variant
+from service.api.contract import PUBLIC_EVENTS, Event, HandEndReason, Variant
 
 View = GridView | SheddingView
 """A game as its viewer may know it, tagged by `family`: `grid` or `shedding`."""
@@ -22,6 +22,8 @@ LegalAction = GridAction | SheddingOption
 """An action a seat may take now, tagged by `type`: a grid action as it is to be posted, or
 a Tens-shedding option that describes a set of actions (docs/API.md, "Legal actions")."""
 OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max"]
+EventType = Literal[tuple(e.__struct_config__.tag for e in PUBLIC_EVENTS)]  # type: ignore[valid-type]
+"""The `type` of every event of the feed."""
 Score = LayoutScore | RemainingScore
 """A grid layout's score (columns and combos) or Tens-shedding's remaining cards."""
 
@@ -143,16 +145,16 @@ class Feed(msgspec.Struct):
 
 
 class StreamMessage(msgspec.Struct):
-    """One message of an event stream (GET /games/{id}/stream), field by SSE field: each
-    event of the feed as `id: <version>`, `event: <type>`, `data: <FeedEntry as JSON>`. The
-    stream also carries a `retry:` hint first and `: keep-alive` comments when idle."""
+    """One message of an event stream (GET /games/{id}/stream), field by SSE field, as an
+    SSE parser hands it over: `id: <version>`, `event: <type>`, `data: <FeedEntry as JSON>`.
+    The stream also carries a `retry:` hint first and `: keep-alive` comments when idle."""
 
-    id: int
+    id: Annotated[str, msgspec.Meta(pattern=r"^[0-9]+$")]
     """The game version of the event: send it back as `Last-Event-ID` to resume after it."""
-    event: str
-    """The event's `type` (`card.drawn`, `hand.ended`, ...)."""
-    data: FeedEntry
-    """The same JSON as one entry of GET /games/{id}/events for the same viewer."""
+    event: EventType
+    """The event's `type`."""
+    data: str
+    """JSON: the same entry as GET /games/{id}/events gives the same viewer (`FeedEntry`)."""
 
 
 class HandScore(msgspec.Struct):
