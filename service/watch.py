@@ -34,6 +34,15 @@ MEMO_SIZE = 4096
 
 
 @dataclass(slots=True, eq=False)
+class Loads:
+    """The catch-ups of one game's record: the one running, and the one queued behind it
+    for everyone who asked after it started."""
+
+    running: asyncio.Task[GameRecord] | None = None
+    queued: asyncio.Task[GameRecord] | None = None
+
+
+@dataclass(slots=True, eq=False)
 class News:
     """What the feed has said of one watched game."""
 
@@ -48,13 +57,20 @@ class News:
         changed.set()
 
 
+def _retrieve(task: asyncio.Task[GameRecord]) -> None:
+    """Mark a load's failure as seen: each waiter gets it from its own await, and none may
+    be left to (asyncio would log it as never retrieved)."""
+    if not task.cancelled():
+        task.exception()
+
+
 class Watcher:
     def __init__(self, store: EventStore, games: GameService, idle_check: float = IDLE_CHECK):
         self.store = store
         self.games = games
         self.idle_check = idle_check
         self._news: dict[str, News] = {}
-        self._loads: dict[str, asyncio.Task[GameRecord]] = {}
+        self._loads: dict[str, Loads] = {}
         self._memo: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
 
@@ -89,16 +105,45 @@ class Watcher:
 
     async def record(self, game_id: str, at_least: int) -> GameRecord:
         """The game's record at `at_least` or later when the store has it: the cached one if
-        it is there already, else one catch-up shared by every caller asking meanwhile."""
+        it is there already, else a shared catch-up."""
         if (record := self.cached(game_id, at_least)) is not None:
             return record
-        task = self._loads.get(game_id)
-        if task is None:
-            task = asyncio.ensure_future(self.games.load(game_id))
-            self._loads[game_id] = task
-            task.add_done_callback(lambda done: self._forget_load(game_id, done))
-        # Shielded: a subscriber that leaves does not cancel the others' load.
+        return await self.fresh(game_id)
+
+    async def fresh(self, game_id: str) -> GameRecord:
+        """The game's record caught up with the store at some moment after this call (what
+        `GameService.load` gives), with one catch-up shared by every caller meanwhile: a
+        crowd connecting at once (subscribers back after a restart) costs the store two
+        queries, the one running and one after it, not one each. `ApiError` as `load`."""
+        loads = self._loads.setdefault(game_id, Loads())
+        if loads.running is None:
+            loads.running = self._start(game_id, loads, None)
+            task = loads.running
+        else:  # the running one may have read too early for this caller
+            if loads.queued is None:
+                loads.queued = self._start(game_id, loads, loads.running)
+            task = loads.queued
+        # Shielded: a caller that leaves does not cancel the others' load.
         return await asyncio.shield(task)
+
+    def _start(
+        self, game_id: str, loads: Loads, after: asyncio.Task[GameRecord] | None
+    ) -> asyncio.Task[GameRecord]:
+        async def load() -> GameRecord:
+            if after is not None:
+                await asyncio.wait([after])
+                loads.running, loads.queued = loads.queued, None
+            try:
+                return await self.games.load(game_id)
+            finally:
+                if loads.running is asyncio.current_task():
+                    loads.running = None
+                if loads.running is None and loads.queued is None:
+                    self._loads.pop(game_id, None)
+
+        task = asyncio.ensure_future(load())
+        task.add_done_callback(_retrieve)
+        return task
 
     def memo(self, key: tuple[object, ...], make: Callable[[], bytes]) -> bytes:
         """`make()`, remembered under `key`: the messages of one game's events for one
@@ -112,12 +157,6 @@ class Watcher:
         else:
             self._memo.move_to_end(key)
         return found
-
-    def _forget_load(self, game_id: str, done: asyncio.Task[GameRecord]) -> None:
-        if self._loads.get(game_id) is done:
-            del self._loads[game_id]
-        if not done.cancelled():
-            done.exception()  # retrieved: each waiter gets it from its own await
 
     async def _tail(self) -> None:
         """Read the feed from where it stood when the watcher started; on a store failure,

@@ -111,7 +111,7 @@ class StreamController(Controller):
         A stream of a finished game ends after `game.ended`; connecting when nothing is left
         to send gets 204, which tells EventSource to stop reconnecting."""
         token = bearer(request)
-        record = await games.load(game_id)
+        record = await watcher.fresh(game_id)  # one query for a crowd connecting at once
         viewer = None if token is None else games.seat_for(record, token)
         start = int(last_event_id) if last_event_id is not None else (after or 0)
         visible = visible_version(record, viewer, spectator_delay)
@@ -158,13 +158,12 @@ class Live:
                     try:
                         # The first look reads the store itself: news that came before
                         # this stream subscribed was never announced to it.
-                        record = None if fresh else self.watcher.cached(self.game_id, news.version)
-                        if record is None:
-                            record = await (
-                                self.watcher.games.load(self.game_id)
-                                if fresh
-                                else self.watcher.record(self.game_id, news.version)
-                            )
+                        record = (
+                            await self.watcher.fresh(self.game_id)
+                            if fresh
+                            else self.watcher.cached(self.game_id, news.version)
+                            or await self.watcher.record(self.game_id, news.version)
+                        )
                         fresh = False
                     except (ApiError, StoreError) as error:
                         log.warning("stream_ended", game_id=self.game_id, error=str(error))
