@@ -233,3 +233,30 @@ def test_open_streams_do_not_hold_up_a_shutdown(api_settings: Settings) -> None:
         assert stream.ended.wait(30), "the server ended the stream when it shut down"
         assert stream.ended_cleanly
         stream.close()
+
+
+def test_a_stream_counts_once_against_the_rate_limit_however_many_events_it_carries(
+    api_settings: Settings,
+) -> None:
+    burst = 20
+    settings = msgspec.structs.replace(
+        api_settings,
+        rate_limit_per_second=0.001,
+        rate_limit_burst=burst,
+        trusted_proxies=("127.0.0.1",),
+    )
+    watcher = {"X-Forwarded-For": "10.0.0.2"}
+    with (
+        running_server(settings) as base,
+        httpx.Client(base_url=base, timeout=20, headers={"X-Forwarded-For": "10.0.0.1"}) as play,
+        httpx.Client(base_url=base, timeout=20, headers=watcher) as reads,
+    ):
+        table = open_table(play, "golf", 2, {"hands": 1})
+        with Stream(base, stream_path(table), headers=watcher) as stream:
+            rng = random.Random(4)
+            for _ in range(3):
+                version = step(table, rng)
+            assert version is not None
+            assert len(stream.wait_for(version)) == version >= 8
+            answers = [reads.get(f"/games/{table.game_id}").status_code for _ in range(burst)]
+        assert answers == [200] * (burst - 1) + [429], "the connect took one token, no event did"

@@ -54,7 +54,7 @@ def started(events: tuple[Any, ...]) -> tuple[GameRecord, list[Any]]:
 
 def test_without_a_delay_or_an_action_spectators_see_everything() -> None:
     record, _ = started(played())
-    assert record.action_starts == [], "the lobby, the start and its deal are no seat's action"
+    assert list(record.action_starts) == [], "the lobby, the start and its deal are no seat's action"
     assert horizon(record, 0) == horizon(record, 3) == record.version
 
 
@@ -63,7 +63,7 @@ def test_the_horizon_is_the_version_before_the_nth_most_recent_action() -> None:
     a = stored_append(record, rest[0:3], {"seat": 0, "action": {"type": "x"}})
     b = stored_append(record, rest[3:5], {"seat": 1, "action": {"type": "x"}})
     c = stored_append(record, rest[5:6], {"seat": 1, "action": {"type": "x"}})
-    assert record.action_starts == [a, b, c]
+    assert list(record.action_starts) == [a, b, c]
     assert horizon(record, 0) == record.version
     assert horizon(record, 1) == c - 1
     assert horizon(record, 2) == b - 1
