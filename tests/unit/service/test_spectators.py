@@ -54,7 +54,7 @@ def started(events: tuple[Any, ...]) -> tuple[GameRecord, list[Any]]:
 
 def test_without_a_delay_or_an_action_spectators_see_everything() -> None:
     record, _ = started(played())
-    assert list(record.action_starts) == [], "the lobby, the start and its deal are no seat's action"
+    assert not record.action_starts, "the lobby, the start and its deal are no seat's action"
     assert horizon(record, 0) == horizon(record, 3) == record.version
 
 
