@@ -111,6 +111,7 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
             "Idempotency-Key",
             "If-Match",
             "If-None-Match",
+            "Last-Event-ID",
         ],
         expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id"],
         max_age=600,
