@@ -48,13 +48,23 @@ class Stream:
     """The server ended the body properly (the last chunk) rather than cutting it."""
     compared: int = 0
     """For a test's use: the version up to which it has checked the messages."""
+    paused: bool = False
+    """Read nothing, with a small receive buffer, until `resume()`: a client that has stopped
+    reading."""
 
     def __post_init__(self) -> None:
         self.started = threading.Event()
         self.ended = threading.Event()
         self.changed = threading.Condition()
+        self.reading = threading.Event()
+        if not self.paused:
+            self.reading.set()
         url = urlsplit(self.base)
-        self.sock = socket.create_connection((url.hostname, url.port), timeout=WAIT)
+        self.sock = socket.socket()
+        if self.paused:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+        self.sock.settimeout(WAIT)
+        self.sock.connect((url.hostname, url.port))
         target = self.path + ("?" + urlencode(self.params) if self.params else "")
         head = [("Host", url.netloc), ("Accept", "text/event-stream"), *self.headers.items()]
         self.conn = h11.Connection(our_role=h11.CLIENT)
@@ -62,8 +72,11 @@ class Stream:
         self.sock.sendall(self.conn.send(h11.EndOfMessage()))
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
-        if not self.started.wait(WAIT):
+        if not self.paused and not self.started.wait(WAIT):
             raise AssertionError(f"no response to GET {target}")
+
+    def resume(self) -> None:
+        self.reading.set()
 
     def __enter__(self) -> Stream:
         return self
@@ -106,6 +119,7 @@ class Stream:
         pending = b""
         fields: dict[str, str] = {}
         data: list[str] = []
+        self.reading.wait()
         try:
             while True:
                 event = self.conn.next_event()

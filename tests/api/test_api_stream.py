@@ -260,3 +260,21 @@ def test_a_stream_counts_once_against_the_rate_limit_however_many_events_it_carr
             assert len(stream.wait_for(version)) == version >= 8
             answers = [reads.get(f"/games/{table.game_id}").status_code for _ in range(burst)]
         assert answers == [200] * (burst - 1) + [429], "the connect took one token, no event did"
+
+
+def test_a_subscriber_that_stops_reading_holds_up_no_other_and_later_gets_every_event_once(
+    http: httpx.Client, api_base: str
+) -> None:
+    table = open_table(http, "tens-shedding", 2, {"turn_limit": 200})
+    rng = random.Random(6)
+    with (
+        Stream(api_base, stream_path(table), paused=True) as stalled,
+        open_stream(api_base, table, None) as reading,
+    ):
+        version = 0
+        for _ in range(40):
+            version = step(table, rng) or version
+            assert reading.wait_for(version)[-1]["version"] == version
+        stalled.resume()
+        assert stalled.wait_for(version) == reading.entries()
+        assert [int(m.id or 0) for m in stalled.messages] == list(range(1, version + 1))
