@@ -159,8 +159,8 @@ class Watcher:
         return found
 
     async def _tail(self) -> None:
-        """Read the feed from where it stood when the watcher started; on a store failure,
-        wake every subscriber (each looks for itself) and try again after a pause."""
+        """Read the feed from where it stood when the watcher started; on a failure, wake
+        every subscriber (each looks for itself) and try again after a pause."""
         checkpoint: Checkpoint | None = None
         pause = 0.1
         while True:
@@ -174,8 +174,11 @@ class Watcher:
                 else:
                     await self.store.wait_for_events(checkpoint, self.idle_check)
                 pause = 0.1
-            except StoreError as error:
-                log.warning("watcher_feed_failed", error=str(error))
+            except Exception as error:  # a watcher that died would leave every stream deaf
+                if isinstance(error, StoreError):
+                    log.warning("watcher_feed_failed", error=str(error))
+                else:
+                    log.exception("watcher_failed", error=repr(error))
                 for news in self._news.values():
                     news.announce()
                 await asyncio.sleep(pause)
