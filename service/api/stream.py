@@ -35,6 +35,7 @@ from service.api.games import GameId, SpectatorDelay, bearer, feed
 from service.games import GameService
 from service.logging import log
 from service.metrics import Metrics
+from service.middleware import HEAD
 from service.problems import ApiError
 from service.record import GameRecord
 from service.spectators import visible_version
@@ -45,9 +46,6 @@ PAGE = 200
 """Events per write: what one slow client may hold in memory here."""
 RETRY_MS = 2000
 """The reconnection delay suggested to clients (SSE `retry:`)."""
-HEAD_FLAG = "fairway.head"
-"""Set in the scope by the middleware on a HEAD request (served as GET): answer the headers
-without streaming for ever."""
 
 LastEventId = Annotated[
     str | None,
@@ -123,7 +121,7 @@ class StreamController(Controller):
         if record.finished and start >= record.version:
             return Response(None, status_code=204)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        if request.scope.get(HEAD_FLAG):  # type: ignore[misc]
+        if request.scope.get(HEAD):  # type: ignore[misc]  # headers only, not for ever
             return Stream((), media_type=EVENT_STREAM, headers=headers)
         live = Live(watcher, metrics, game_id, viewer, spectator_delay, sse_heartbeat)
         return Stream(live.messages(start), media_type=EVENT_STREAM, headers=headers)
