@@ -183,6 +183,25 @@ def test_an_action_through_another_instance_reaches_the_stream(
             assert seat.wait_for(version) == feed(table, 0, 0)
 
 
+def test_a_client_that_resumes_on_another_instance_gets_each_event_once(
+    http: httpx.Client, api_base: str, second: httpx.Client
+) -> None:
+    table = open_table(http, "basketball", 2, {})
+    rng = random.Random(12)
+    with open_stream(api_base, table, 0) as first:
+        version = step(table, rng)
+        assert version is not None
+        part = first.wait_for(version)
+    for _ in range(4):
+        version = step(table, rng) or version
+    other = str(second.base_url).rstrip("/")
+    headers = table.auth(0) | {"Last-Event-ID": str(len(part))}
+    with Stream(other, stream_path(table), headers=headers) as resumed:
+        rest = resumed.wait_for(version)
+        assert [e["version"] for e in rest] == list(range(len(part) + 1, version + 1))
+        assert rest == feed(Table(second, table.game_id, table.creator, table.tokens), 0, len(part))
+
+
 @pytest.fixture(scope="module")
 def tight(api_settings: Settings) -> Iterator[str]:
     """A server with a short heartbeat, a short header timeout and few connections."""
