@@ -25,6 +25,7 @@ from service.api.contract_doc import complete
 from service.api.fairness import ReceiptKeyController, SeatSeedController
 from service.api.games import GameController
 from service.api.ops import OpsController
+from service.api.stream import StreamController, document
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
@@ -33,6 +34,7 @@ from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
 from service.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.settings import Settings
+from service.watch import Watcher
 
 DESCRIPTION = """\
 Fairway hosts five Golf-family card games. Open a game, claim seats (each claim returns a
@@ -113,6 +115,7 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
             "Idempotency-Key",
             "If-Match",
             "If-None-Match",
+            "Last-Event-ID",
         ],
         expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id"],
         max_age=600,
@@ -145,10 +148,13 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             seed_chain_hands=settings.seed_chain_hands,
             retired_keys=settings.receipt_retired_keys,
         )
+        watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
+        watcher.start()
         log.info("started", store=type(opened).__name__)
         try:
             yield
         finally:
+            await watcher.stop()
             if store is None:
                 await opened.close()
             log.info("stopped")
@@ -163,11 +169,15 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             swagger_assets(),
             SeatSeedController,
             ReceiptKeyController,
+            StreamController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
+            "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
+            "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
+            "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
         },
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
@@ -181,6 +191,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     # Around the router rather than inside each route, so that it sees every request.
     app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
     complete(app.openapi_schema)
+    document(app.openapi_schema)
     return app
 
 

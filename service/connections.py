@@ -8,12 +8,19 @@ connection, `/health` included, fails, and asyncio logs each failed accept. This
   opened (or after the first byte of a request on a kept-alive connection);
 - keeps at most `max_connections`: one more closes the connection idle the longest (no
   request in progress) or, when all are busy, is answered at once with a 503 and closed;
-- answers a request h11 cannot parse with a problem-details 400, like every other error.
+- answers a request h11 cannot parse with a problem-details 400, like every other error;
+- ends an event stream (`text/event-stream`) at once when the server shuts down: such a
+  response never ends by itself, and uvicorn would wait for it. Its body is closed cleanly
+  and the client reconnects (with `Last-Event-ID`) to another instance or after the restart.
+
+A streaming response is a request in progress, so it is never closed as idle, and the
+header timeout, armed only while no request is in progress, never cuts it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import resource
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +93,9 @@ class GuardedH11Protocol(H11Protocol):
         self.limits: ConnectionLimits = config.connection_limits  # type: ignore[attr-defined]
         self.idle = _idle.setdefault(server_state, {})
         self.header_deadline: asyncio.TimerHandle | None = None
+        self.streaming = False
+        """Whether the response in progress is an event stream."""
+        self.app = self._noting_streams(self.app)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -104,6 +114,7 @@ class GuardedH11Protocol(H11Protocol):
             self.idle.pop(self, None)
 
     def on_response_complete(self) -> None:
+        self.streaming = False
         super().on_response_complete()
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
             self.idle.pop(self, None)
@@ -113,6 +124,32 @@ class GuardedH11Protocol(H11Protocol):
         self.idle.pop(self, None)
         self._cancel_header_deadline()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        cycle = self.cycle
+        if not self.streaming or cycle is None or cycle.response_complete:
+            super().shutdown()
+            return
+        cycle.disconnected = True  # what the stream still writes goes nowhere
+        with contextlib.suppress(h11.LocalProtocolError):
+            self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.transport.close()
+
+    def _noting_streams(self, app: Any) -> Any:
+        """The app, with a note of whether each response is an event stream."""
+
+        async def noting(scope: Any, receive: Any, send: Any) -> None:
+            async def send_noting(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    self.streaming = any(
+                        name.lower() == b"content-type" and value.startswith(b"text/event-stream")
+                        for name, value in message.get("headers", ())
+                    )
+                await send(message)
+
+            await app(scope, receive, send_noting)
+
+        return noting
 
     def send_400_response(self, msg: str) -> None:
         detail = "the request line or headers are not valid HTTP/1.1"

@@ -153,7 +153,7 @@ class GameService:
             raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
         record = GameRecord.begin(game_id, stored[0].data, stored[0].hash)
         for item in stored[1:]:
-            record.apply(item.version, item.data, item.metadata, item.hash)
+            record.apply(item.version, item.data, item.metadata, item.hash, _append_of(item))
         slot = self.cache.admit(record)
         if slot.record is not record:  # another request admitted it meanwhile
             await self._catch_up(slot)
@@ -162,7 +162,7 @@ class GameService:
     async def _catch_up(self, slot: Slot) -> None:
         record = slot.record
         for item in await self._read(record.game_id, record.version + 1, record.head_hash):
-            record.apply(item.version, item.data, item.metadata, item.hash)
+            record.apply(item.version, item.data, item.metadata, item.hash, _append_of(item))
         self.cache.account(slot)
 
     async def _read(self, game_id: str, from_version: int, prev_hash: bytes) -> list[RecordedEvent]:
@@ -265,7 +265,9 @@ class GameService:
         else:
             hashes = result.hashes or (b"",) * len(events)
             for offset, (event, link) in enumerate(zip(events, hashes, strict=True)):
-                record.apply(result.first_version + offset, event, metadata, link)
+                record.apply(
+                    result.first_version + offset, event, metadata, link, result.first_version
+                )
             self.cache.account(slot)
         return result.first_version, result.last_version
 
@@ -462,6 +464,11 @@ class GameService:
 
 
 # ---- what the commands share ------------------------------------------------------------
+
+
+def _append_of(item: RecordedEvent) -> object:
+    """What the stored events of one append share (GameRecord.apply)."""
+    return (item.recorded_at, item.metadata)
 
 
 def _anyone(scope: str) -> Callable[[GameRecord], Actor]:

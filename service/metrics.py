@@ -13,6 +13,8 @@ class Metrics:
         self.latency_counts: dict[str, list[int]] = {}
         self.latency_sums: dict[str, float] = defaultdict(float)
         self.counters: dict[str, int] = defaultdict(int)
+        self.gauges: dict[str, int] = defaultdict(int)
+        """Values that go up and down (open event streams), rendered as they are now."""
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.requests[(method, route, status)] += 1
@@ -27,6 +29,9 @@ class Metrics:
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] += amount
+
+    def gauge(self, name: str, change: int) -> None:
+        self.gauges[name] += change
 
     def render(self) -> str:
         out = [
@@ -57,4 +62,6 @@ class Metrics:
             out.append(f'fairway_http_request_seconds_count{{route="{route}"}} {cumulative}')
         for name, n in sorted(self.counters.items()):
             out += [f"# TYPE fairway_{name}_total counter", f"fairway_{name}_total {n}"]
+        for name, n in sorted(self.gauges.items()):
+            out += [f"# TYPE fairway_{name} gauge", f"fairway_{name} {n}"]
         return "\n".join(out) + "\n"

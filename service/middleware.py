@@ -22,6 +22,9 @@ from service.problems import ALL_CODES, PROBLEM_JSON, Problem
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _UNLIMITED = {"/health", "/ready", "/metrics"}
+HEAD = "fairway.head"
+"""Set in the scope of a HEAD request, which is served as GET: a response without end (an
+event stream) answers its headers at once."""
 
 
 class TokenBuckets:
@@ -134,7 +137,7 @@ def make_middleware(
             path: str = scope["path"]
             method: str = scope["method"]
             if method == "HEAD":
-                scope = {**scope, "method": "GET"}  # type: ignore[assignment]
+                scope = {**scope, "method": "GET", HEAD: True}  # type: ignore[assignment]
             request_id = next(
                 (v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-request-id"),
                 "",

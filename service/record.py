@@ -6,6 +6,7 @@ can rebuild it, and a stale one is caught by the expected version on append.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +85,14 @@ class GameRecord:
     head_hash: bytes = b""
     """The hash-chain link of the last event folded (empty when it came from an append that
     did not report one)."""
+    action_starts: array[int] = field(default_factory=lambda: array("l"))
+    """The first version of each seat action's events, in order: what a delayed spectator's
+    view counts back (service/spectators.py). An array: 8 bytes an action, where a list of
+    ints costs about 36."""
+    last_append: object = None
+    """What the events of the last append folded share (see `apply`)."""
+    spectator_memo: tuple[int, Any] | None = None
+    """The last state folded for a delayed spectator, with its version (service/spectators.py)."""
 
     @classmethod
     def begin(cls, game_id: str, created: GameCreated, chain_hash: bytes = b"") -> GameRecord:
@@ -112,15 +121,30 @@ class GameRecord:
         return len(self.entries) + RECORD_OVERHEAD
 
     def apply(
-        self, version: int, event: Any, metadata: dict[str, Any], chain_hash: bytes = b""
+        self,
+        version: int,
+        event: Any,
+        metadata: dict[str, Any],
+        chain_hash: bytes = b"",
+        append: object = None,
     ) -> None:
         """Fold one stored event. Versions arrive in order; one already folded is skipped,
         since overlapping catch-ups (two readers, or a reader and the appender) deliver the
-        same stored event more than once, and a version holds one event for ever."""
+        same stored event more than once, and a version holds one event for ever.
+
+        `append` is what the events of one append share and the next append does not: the
+        store's recorded time with the metadata for a stored event (one transaction stamps
+        every row alike), the append's first version for one folded as appended. A seat's
+        action starts at the first event of an append whose metadata names a seat once the
+        game has started; the deal appended with it belongs to it."""
         if version <= self.version:
             return
         if version != self.version + 1:
             raise ValueError(f"{self.game_id}: version {version} after {self.version}")
+        if append is None or append != self.last_append:
+            if self.decider is not None and isinstance(metadata.get("seat"), int):
+                self.action_starts.append(version)
+            self.last_append = append
         hand = self.entries[-1].hand if self.entries else 0
         if isinstance(event, SeatClaimed):
             self.lobby = self.lobby.claimed(event)

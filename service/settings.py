@@ -78,6 +78,13 @@ class Settings(msgspec.Struct, frozen=True):
     receipt_retired_keys: tuple[str, ...] = ()
     """Public keys (base64url, 32 bytes) that signed receipts before a rotation: served
     beside the current key so that old receipts still verify."""
+    sse_heartbeat: float = 15.0
+    """Seconds between keep-alive comments on an idle event stream (GET /games/{id}/stream),
+    so that proxies and clients do not take a quiet game for a dead connection."""
+    spectator_delay: int = 0
+    """Spectators see each game this many seat actions behind (0: live), so that nobody can
+    relay a live table to a player; seats are never delayed, and a finished game is shown
+    whole."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -118,6 +125,10 @@ class Settings(msgspec.Struct, frozen=True):
                 "FAIRWAY_SEED_CHAIN_HANDS", default.seed_chain_hands, integer(1, 100_000)
             ),
             receipt_retired_keys=read("FAIRWAY_RECEIPT_RETIRED_KEYS", (), each(public_key)),
+            sse_heartbeat=read("FAIRWAY_SSE_HEARTBEAT", default.sse_heartbeat, positive),
+            spectator_delay=read(
+                "FAIRWAY_SPECTATOR_DELAY", default.spectator_delay, integer(0, 10_000)
+            ),
         )
 
 

@@ -46,12 +46,18 @@ def links(
 
 
 async def disclose(
-    games: GameService, record: GameRecord, viewer: Viewer, page: list[s.FeedEntry]
+    games: GameService,
+    record: GameRecord,
+    viewer: Viewer,
+    page: list[s.FeedEntry],
+    as_of: int | None = None,
 ) -> list[s.FeedEntry]:
     """The page with event id, time and metadata on the entries whose whole event the
-    viewer may know (read from the store: the cache keeps none of them)."""
+    viewer may know as of `as_of` (default: now; a delayed spectator's horizon), read from
+    the store: the cache keeps none of them."""
     entries = record.entries
-    known = [e for e in page if record.knows_whole(entries[e.version - 1], viewer, record.version)]
+    as_of = record.version if as_of is None else as_of
+    known = [e for e in page if record.knows_whole(entries[e.version - 1], viewer, as_of)]
     if not known:
         return page
     first = known[0].version

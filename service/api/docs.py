@@ -9,6 +9,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
 from litestar.params import Body
 
+from service.api.schemas import StreamMessage
 from service.problems import PROBLEM_JSON, Problem
 
 _WHY = {
@@ -62,6 +63,21 @@ PLAY = problems(*_ANY, *_BODY, *_GAME, 401, 409, 422)
 VARIANT_LIST = problems(429)
 VARIANT = problems(400, 404, 429)
 SCORE = problems(400, 429, *_BODY, 404, 422)  # a pure computation: no store, no 503
+STREAM = {
+    200: ResponseSpec(
+        StreamMessage,
+        generate_examples=False,
+        media_type="text/event-stream",
+        description="Server-Sent Events: one message per event (`StreamMessage` gives each "
+        "SSE field), `: keep-alive` comments while idle; ends after `game.ended`",
+    ),
+    204: ResponseSpec(
+        None,
+        generate_examples=False,
+        description="The game is over and every event after the given version was sent: "
+        "nothing more will come (EventSource stops reconnecting)",
+    ),
+} | problems(*_ANY, *_GAME, 401)
 
 ETAG = [
     ResponseHeader(

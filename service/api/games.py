@@ -21,6 +21,7 @@ from service.api.contract import to_public
 from service.games import GameService
 from service.problems import ApiError
 from service.record import GameRecord
+from service.spectators import horizon, state_at, status_at
 
 Action = GridAction | SheddingAction
 
@@ -51,6 +52,8 @@ LobbyKey = Annotated[
         "keep it secret and unguessable (a random UUID; at least 16 characters).",
     ),
 ]
+SpectatorDelay = NamedDependency[int]
+"""FAIRWAY_SPECTATOR_DELAY: the seat actions spectators are held back (service/spectators.py)."""
 IfNoneMatch = Annotated[
     str | None,
     HeaderParameter(
@@ -123,8 +126,7 @@ def summary(record: GameRecord, version: int | None = None) -> s.GameSummary:
     """The game's lobby and status, as of `version` (default: now)."""
     lobby = record.lobby
     version = record.version if version is None else version
-    decider = record.decider
-    status = None if decider is None else decider.status(record.state_at(version))
+    status = status_at(record, version)
     return s.GameSummary(
         game_id=record.game_id,
         variant=lobby.variant,  # type: ignore[arg-type]
@@ -192,10 +194,12 @@ class GameController(Controller):
         self,
         game_id: GameId,
         games: NamedDependency[GameService],
+        spectator_delay: SpectatorDelay,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.GameSummary]:
         record = await games.load(game_id)
-        return answer(summary(record), record.version, if_none_match)
+        version = horizon(record, spectator_delay)
+        return answer(summary(record, version), version, if_none_match)
 
     @post(
         "/{game_id:str}/seats",
@@ -271,12 +275,20 @@ class GameController(Controller):
         self,
         game_id: GameId,
         games: NamedDependency[GameService],
+        spectator_delay: SpectatorDelay,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.PublicView]:
         record = await games.load(game_id)
-        view = None if record.decider is None else record.decider.view(record.state, None)
-        body = s.PublicView(record.game_id, record.version, record.status(), view)
-        return answer(body, record.version, if_none_match)
+        version = horizon(record, spectator_delay)
+        decider = record.decider
+        if decider is None:
+            body = s.PublicView(record.game_id, version, None, None)
+        else:
+            state = state_at(record, version)
+            body = s.PublicView(
+                record.game_id, version, decider.status(state), decider.view(state, None)
+            )
+        return answer(body, version, if_none_match)
 
     @get(
         "/{game_id:str}/me",
@@ -367,27 +379,30 @@ class GameController(Controller):
         game_id: GameId,
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
+        spectator_delay: SpectatorDelay,
         after: Annotated[
             int, Parameter(ge=0, le=10_000_000, description="The last version already read")
         ] = 0,
         limit: Annotated[int, Parameter(ge=1, le=1000, description="At most this many")] = 500,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.Feed]:
-        """Without a token, what a spectator may know; with a seat token, that seat's view."""
+        """Without a token, what a spectator may know (held back by the spectator delay, if
+        any); with a seat token, that seat's view."""
         token = bearer(request)
         record = await games.load(game_id)
         viewer = None if token is None else games.seat_for(record, token)
-        last = min(record.version, after + limit)
-        more = last < record.version
-        entries = feed(record, viewer, after + 1, last, record.version)
+        visible = record.version if viewer is not None else horizon(record, spectator_delay)
+        last = min(visible, after + limit)
+        more = last < visible
+        entries = feed(record, viewer, after + 1, last, visible)
         page = s.Feed(
             record.game_id,
-            record.version,
-            await disclose(games, record, viewer, entries),
+            visible,
+            await disclose(games, record, viewer, entries, visible),
             has_more=more,
             next_after=last if more else None,
         )
-        return answer(page, record.version, if_none_match)
+        return answer(page, visible, if_none_match)
 
     @get(
         "/{game_id:str}/scores",
@@ -400,23 +415,26 @@ class GameController(Controller):
         self,
         game_id: GameId,
         games: NamedDependency[GameService],
+        spectator_delay: SpectatorDelay,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.Scores]:
         record = await games.load(game_id)
+        version = horizon(record, spectator_delay)
+        shown = record.entries[:version]
         hands = [
             s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)
-            for e in record.entries
+            for e in shown
             if isinstance(e.event, HandEnded)
         ]
-        ended = next((e.event for e in record.entries if isinstance(e.event, GameEnded)), None)
-        status = record.status()
+        ended = next((e.event for e in shown if isinstance(e.event, GameEnded)), None)
+        status = status_at(record, version)
         body = s.Scores(
             record.game_id,
             record.lobby.variant,  # type: ignore[arg-type]
-            record.version,
+            version,
             status.totals if status is not None else (),
             hands,
             ended is not None,
             ended.winners if ended else (),
         )
-        return answer(body, record.version, if_none_match)
+        return answer(body, version, if_none_match)

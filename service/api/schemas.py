@@ -16,7 +16,7 @@ from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction, SheddingOption
-from service.api.contract import Event, HandEndReason, Variant
+from service.api.contract import PUBLIC_EVENTS, Event, HandEndReason, Variant
 from service.receipts import Receipt
 
 Action = GridAction | SheddingAction
@@ -26,6 +26,8 @@ LegalAction = GridAction | SheddingOption
 """An action a seat may take now, tagged by `type`: a grid action as it is to be posted, or
 a Tens-shedding option that describes a set of actions (docs/API.md, "Legal actions")."""
 OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max"]
+EventType = Literal[tuple(e.__struct_config__.tag for e in PUBLIC_EVENTS)]  # type: ignore[valid-type]
+"""The `type` of every event of the feed."""
 Score = LayoutScore | RemainingScore
 """A grid layout's score (columns and combos) or Tens-shedding's remaining cards."""
 
@@ -176,6 +178,19 @@ class Feed(msgspec.Struct):
     """Whether events follow this page."""
     next_after: int | None
     """Pass as `after` to read the next page; null when this page reaches the end."""
+
+
+class StreamMessage(msgspec.Struct):
+    """One message of an event stream (GET /games/{id}/stream), field by SSE field, as an
+    SSE parser hands it over: `id: <version>`, `event: <type>`, `data: <FeedEntry as JSON>`.
+    The stream also carries a `retry:` hint first and `: keep-alive` comments when idle."""
+
+    id: Annotated[str, msgspec.Meta(pattern=r"^[0-9]+$")]
+    """The game version of the event: send it back as `Last-Event-ID` to resume after it."""
+    event: EventType
+    """The event's `type`."""
+    data: str
+    """JSON: the same entry as GET /games/{id}/events gives the same viewer (`FeedEntry`)."""
 
 
 class HandScore(msgspec.Struct):

@@ -92,6 +92,7 @@ def test_a_preflight_from_an_allowed_origin_gets_the_cors_headers(cors: httpx.Cl
         "idempotency-key",
         "if-match",
         "if-none-match",
+        "last-event-id",
     }
 
 

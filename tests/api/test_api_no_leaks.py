@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import httpx
@@ -25,6 +26,7 @@ from events.schema.common import GameStarted, HandDealt, HandEnded
 from events.schema.grid import CardDrawn, CardsPeeked, LayoutsRevealed
 from events.schema.lobby import GameCreated, SeatClaimed, SeatSeedSet, SeedChainExtended
 from tests.api.players import Table, concrete, open_table
+from tests.api.sse import Stream
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
 
@@ -189,6 +191,7 @@ def check_every_endpoint(
     database_url: str,
     last_action: httpx.Response | None,
     actor: int | None,
+    streams: dict[int | None, Stream],
 ) -> None:
     decider, state = true_state(database_url, table.game_id)
     status = decider.status(state)
@@ -233,6 +236,17 @@ def check_every_endpoint(
             assert not bad, f"viewer {viewer}: {bad}"
         responses.append(feed)
 
+        # The live stream, opened before the first action: every event it has sent so far.
+        stream = streams[viewer]
+        version = feed.json()["version"]
+        streamed = stream.wait_for(version)
+        assert [e["version"] for e in streamed] == list(range(1, version + 1))
+        if live:
+            bad = live_secrets_in_feed(streamed, viewer, status.hand)
+            assert not bad, f"viewer {viewer}'s stream: {bad}"
+            if seed:
+                assert all(seed not in m.data for m in stream.messages), "the stream sent the seed"
+
         for path in ("", "/scores"):
             plain = http.get(f"/games/{table.game_id}{path}", headers=headers)
             assert plain.status_code == 200
@@ -265,6 +279,18 @@ def check_every_endpoint(
             assert secret not in last_action.text, "the action's answer holds a secret seed"
 
 
+@contextmanager
+def streams_of(api_base: str, table: Table) -> Iterator[dict[int | None, Stream]]:
+    """A live event stream for every viewer: the spectator and each seat."""
+    with ExitStack() as stack:
+        streams: dict[int | None, Stream] = {}
+        for viewer in [None, *range(len(table.tokens))]:
+            headers = {} if viewer is None else table.auth(viewer)
+            path = f"/games/{table.game_id}/stream"
+            streams[viewer] = stack.enter_context(Stream(api_base, path, headers=headers))
+        yield streams
+
+
 @pytest.mark.parametrize(
     ("variant", "seats", "options"),
     [
@@ -276,11 +302,27 @@ def check_every_endpoint(
     ],
 )
 def test_no_response_to_any_viewer_holds_a_card_it_may_not_know(
-    http: httpx.Client, database_url: str, variant: str, seats: int, options: dict[str, Any]
+    http: httpx.Client,
+    api_base: str,
+    database_url: str,
+    variant: str,
+    seats: int,
+    options: dict[str, Any],
 ) -> None:
     table = open_table(http, variant, seats, options)
+    with streams_of(api_base, table) as streams:
+        play_and_check(http, table, database_url, streams, variant)
+
+
+def play_and_check(
+    http: httpx.Client,
+    table: Table,
+    database_url: str,
+    streams: dict[int | None, Stream],
+    variant: str,
+) -> None:
     rng = random.Random(variant)
-    check_every_endpoint(http, table, database_url, None, None)
+    check_every_endpoint(http, table, database_url, None, None, streams)
     for _ in range(400):
         status = table.public()["status"]
         if status["phase"] == "game_over":
@@ -289,7 +331,7 @@ def test_no_response_to_any_viewer_holds_a_card_it_may_not_know(
         legal = table.me(seat)["legal_actions"]
         response = table.act(seat, concrete(rng.choice(legal), rng))
         assert response.status_code == 200, response.text
-        check_every_endpoint(http, table, database_url, response, seat)
+        check_every_endpoint(http, table, database_url, response, seat, streams)
     assert table.public()["status"]["phase"] == "game_over"
     # Seeds were set by every seat at every step: every deal used the ones the events show.
     with psycopg.connect(database_url, autocommit=True) as conn:

@@ -1,0 +1,95 @@
+"""The watcher on real stores: it hears of appends to the games watched, whoever made them,
+and a crowd asking for a game's record at once costs the store a shared catch-up."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from events.schema.common import GameOptions
+from events.store import EmbeddedStore, EventStore, PostgresStore
+from service.games import GameService
+from service.metrics import Metrics
+from service.watch import Watcher
+
+pytestmark = pytest.mark.integration
+
+WAIT = 30.0
+"""Generous seconds for a notification; nothing here times the watcher."""
+
+
+class CountingReads:
+    """Counts the stream reads a store serves (wraps the real store's method)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.reads = 0
+        original = store.read_stream
+
+        async def read_stream(*args: Any, **kwargs: Any) -> Any:
+            self.reads += 1
+            return await original(*args, **kwargs)
+
+        store.read_stream = read_stream  # type: ignore[method-assign]
+
+
+@pytest.fixture(params=["postgres", "embedded"])
+async def store(
+    request: pytest.FixtureRequest, tmp_path: Path, database_url: str
+) -> AsyncIterator[EventStore]:
+    if request.param == "postgres":
+        opened: EventStore = await PostgresStore.open(database_url, poll_interval=0.2)
+    else:
+        opened = await EmbeddedStore.open(tmp_path, poll_interval=0.2)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_the_watcher_hears_of_an_append_by_another_writer_to_a_watched_game(
+    store: EventStore,
+) -> None:
+    here, elsewhere = GameService(store, Metrics()), GameService(store, Metrics())
+    record, _ = await here.create("golf", 2, GameOptions(hands=1), "")
+    watcher = Watcher(store, here, idle_check=0.5)
+    watcher.start()
+    try:
+        await asyncio.sleep(0.3)  # the watcher has read the feed's head
+        with watcher.subscribe(record.game_id) as news:
+            changed = news.changed
+            await elsewhere.claim(record.game_id, None, "ann")
+            await asyncio.wait_for(changed.wait(), WAIT)
+            assert news.version == 2
+            fresh = await watcher.record(record.game_id, news.version)
+            assert fresh.version == 2, "the record caught up with the other writer's append"
+        assert record.game_id not in watcher._news, "no subscriber, no news kept"
+    finally:
+        await watcher.stop()
+
+
+async def test_a_crowd_asking_for_a_record_at_once_shares_one_catch_up(
+    store: EventStore,
+) -> None:
+    games = GameService(store, Metrics())
+    record, _ = await games.create("golf", 2, GameOptions(hands=1), "")
+    await GameService(store, Metrics()).claim(record.game_id, None, "ann")  # another writer
+    counting = CountingReads(store)
+    watcher = Watcher(store, games)
+    records = await asyncio.gather(*(watcher.fresh(record.game_id) for _ in range(300)))
+    assert {r.version for r in records} == {2}
+    assert 1 <= counting.reads <= 2, f"{counting.reads} reads for 300 callers"
+    assert watcher._loads == {}, "nothing left behind"
+
+
+async def test_a_shared_catch_up_reports_a_missing_game_to_every_caller(
+    store: EventStore,
+) -> None:
+    watcher = Watcher(store, GameService(store, Metrics()))
+    results = await asyncio.gather(
+        *(watcher.fresh("0123456789abcdef") for _ in range(5)), return_exceptions=True
+    )
+    assert all(getattr(r, "code", None) == "game_not_found" for r in results)
