@@ -58,6 +58,10 @@ class Decider(Protocol):
         """`event` as `viewer` may see it; `hand_over` says whether the hand the event belongs
         to has ended (then everything about it is public)."""
 
+    def table(self, state: Any) -> Any:
+        """Everything about `state`, every card included: what replay and audit show of a
+        hand that is over. Never for a live hand: it goes round the gate of `view`."""
+
     def legal_actions(self, state: Any, seat: int) -> tuple[Any, ...]:
         """What `seat` may do now; empty when it is not theirs to act. Each item is a concrete
         action or an option standing for a family of them (Tens-shedding); `decide` accepts

@@ -12,7 +12,7 @@ from domain.grid.rules import (
 )
 from domain.grid.scoring import LayoutScore
 from domain.grid.state import GridState
-from domain.grid.view import GridView
+from domain.grid.view import GridTable, GridView
 
 __all__ = [
     "BASKETBALL",
@@ -28,6 +28,7 @@ __all__ = [
     "GridGame",
     "GridRules",
     "GridState",
+    "GridTable",
     "GridView",
     "LayoutScore",
 ]

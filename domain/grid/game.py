@@ -73,6 +73,9 @@ class GridGame:
     def redact(self, event: Any, viewer: Viewer, hand_over: bool) -> Any:
         return viewing.redact(event, viewer, hand_over)
 
+    def table(self, state: GridState) -> viewing.GridTable:
+        return viewing.table(self.rules, state)
+
     def legal_actions(self, state: GridState, seat: int) -> tuple[Any, ...]:
         """Concrete actions only: a grid seat never has more than a dozen or so."""
         return acting.legal_actions(self.rules, state, seat)

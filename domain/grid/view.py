@@ -136,3 +136,72 @@ def redact(event: Any, viewer: Viewer, hand_over: bool) -> Any:
         case LayoutsRevealed() if event.layouts is not None:
             return replace(event, layouts=None)
     return event
+
+
+class GridTable(msgspec.Struct, frozen=True, tag_field="family", tag="grid"):
+    """A grid game with nothing hidden: every card where it lies, the stock in order. Only
+    for a hand that is over (replay, audit): no live viewer may ever be shown it."""
+
+    players: int
+    hand: int
+    dealer: int
+    phase: Phase
+    step: str
+    to_play: int | None
+    layouts: tuple[tuple[tuple[Card, ...], ...], ...]
+    """Per seat, `[row 0, row 1]`, every card."""
+    face_up: tuple[tuple[tuple[bool, ...], ...], ...]
+    """Per seat, `[row 0, row 1]`: whether each card lies face up."""
+    peeked: tuple[tuple[tuple[bool, ...], ...], ...]
+    """Per seat, `[row 0, row 1]`: whether its owner has looked at each card (Basketball)."""
+    discard_piles: tuple[tuple[Card, ...], ...]
+    centre: Card | None
+    stock: tuple[Card, ...]
+    """The stock from its top card down."""
+    drawn: Card | None
+    drawn_from: str | None
+    setup_left: tuple[int, ...]
+    turns: tuple[int, ...]
+    went_out: int | None
+    commitment: str | None
+    seed: str | None
+    totals: tuple[int, ...]
+    last_hand: HandResult | None
+    winners: tuple[int, ...]
+
+
+def _mask_rows(mask: int, columns: int) -> tuple[tuple[bool, ...], ...]:
+    return tuple(
+        tuple(bool(mask >> (row * columns + col) & 1) for col in range(columns))
+        for row in range(ROWS)
+    )
+
+
+def table(rules: GridRules, state: GridState) -> GridTable:
+    """Everything about `state`: what replay and audit show once a hand is over."""
+    columns = rules.columns
+    playing = state.phase in ("setup", "playing")
+    return GridTable(
+        players=state.players,
+        hand=state.hand,
+        dealer=state.dealer,
+        phase=state.phase,
+        step=state.step if playing else "",
+        to_play=state.to_play if playing and state.to_play >= 0 else None,
+        layouts=tuple((lay[:columns], lay[columns:]) for lay in state.layouts),
+        face_up=tuple(_mask_rows(mask, columns) for mask in state.face_up),
+        peeked=tuple(_mask_rows(mask, columns) for mask in state.peeked),
+        discard_piles=state.piles,
+        centre=state.centre,
+        stock=state.stock[state.top :],
+        drawn=state.drawn,
+        drawn_from=state.drawn_from,
+        setup_left=state.setup_left,
+        turns=state.turns,
+        went_out=state.went_out,
+        commitment=state.commitment or None,
+        seed=state.seed or None,
+        totals=state.totals,
+        last_hand=state.last_hand,
+        winners=state.winners,
+    )

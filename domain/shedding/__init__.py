@@ -4,7 +4,7 @@ from domain.shedding.decider import TENS_SHEDDING, TensShedding
 from domain.shedding.greedy import GreedySheddingBot
 from domain.shedding.scoring import RemainingScore, ScoreLine
 from domain.shedding.state import SheddingState
-from domain.shedding.view import SheddingView
+from domain.shedding.view import SheddingTable, SheddingView
 
 __all__ = [
     "TENS_SHEDDING",
@@ -12,6 +12,7 @@ __all__ = [
     "RemainingScore",
     "ScoreLine",
     "SheddingState",
+    "SheddingTable",
     "SheddingView",
     "TensShedding",
 ]

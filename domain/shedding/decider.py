@@ -15,7 +15,7 @@ from domain.shedding.options import covers, pick
 from domain.shedding.rules import MAX_PLAYERS, MIN_PLAYERS, decks_for, rules_for
 from domain.shedding.scoring import RemainingScore, score
 from domain.shedding.state import SheddingState, status
-from domain.shedding.view import SheddingView, redact, view
+from domain.shedding.view import SheddingTable, SheddingView, redact, table, view
 from events.schema.common import GameOptions
 from events.schema.shedding import SheddingAction, SheddingOption
 
@@ -45,6 +45,9 @@ class TensShedding:
 
     def redact(self, event: Any, viewer: Viewer, hand_over: bool) -> Any:
         return redact(event, viewer, hand_over)
+
+    def table(self, state: SheddingState) -> SheddingTable:
+        return table(state)
 
     def legal_actions(self, state: SheddingState, seat: int) -> tuple[SheddingOption, ...]:
         return legal_actions(state, seat)

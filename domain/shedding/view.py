@@ -162,3 +162,69 @@ def redact(event: Any, viewer: Viewer, hand_over: bool) -> Any:
     if isinstance(event, HandDealt) and not hand_over:
         return replace(event, seed="")
     return event
+
+
+class PlayerTable(msgspec.Struct, frozen=True):
+    """One seat's cards with nothing hidden."""
+
+    seat: int
+    total: int
+    grab: int
+    hand: tuple[Card, ...]
+    """As held (during setup, the 15 cards to choose from)."""
+    face_up: tuple[Card | None, ...]
+    face_down: tuple[Card | None, ...]
+    stacks_chosen: bool
+
+
+class SheddingTable(msgspec.Struct, frozen=True, tag_field="family", tag="shedding"):
+    """A game of Tens-shedding with nothing hidden: every hand, every face-down card, the
+    undealt cards. Only for a round that is over (replay, audit)."""
+
+    phase: Phase
+    hand: int
+    totals: tuple[int, ...]
+    players: tuple[PlayerTable, ...] = ()
+    dealer: int | None = None
+    first_player: int | None = None
+    to_play: int | None = None
+    commitment: str | None = None
+    seed: str | None = None
+    pile: tuple[Card, ...] = ()
+    burned: tuple[Card, ...] = ()
+    open_play: OpenPlayView | None = None
+    plays: int = 0
+    undealt: tuple[Card, ...] = ()
+    ended: str | None = None
+    scores: tuple[int, ...] = ()
+    winners: tuple[int, ...] = ()
+
+
+def table(state: SheddingState) -> SheddingTable:
+    """Everything about `state`: what replay and audit show once a round is over."""
+    round_ = state.round
+    if round_ is None:
+        return SheddingTable(phase=state.phase, hand=0, totals=state.totals)
+    open_play = round_.open_play
+    return SheddingTable(
+        phase=state.phase,
+        hand=round_.number,
+        totals=state.totals,
+        players=tuple(
+            PlayerTable(seat, state.totals[seat], p.grab, p.hand, p.face_up, p.face_down, p.chosen)
+            for seat, p in enumerate(round_.players)
+        ),
+        dealer=round_.dealer,
+        first_player=round_.first,
+        to_play=round_.turn if round_.ended is None and state.phase == "playing" else None,
+        commitment=round_.commitment,
+        seed=round_.seed,
+        pile=round_.pile,
+        burned=round_.burned,
+        open_play=None if open_play is None else OpenPlayView(**msgspec.structs.asdict(open_play)),
+        plays=round_.plays,
+        undealt=round_.undealt,
+        ended=round_.ended,
+        scores=round_.scores,
+        winners=state.winners,
+    )

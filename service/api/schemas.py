@@ -8,9 +8,9 @@ import msgspec
 
 from domain.decider import Status
 from domain.grid.scoring import LayoutScore
-from domain.grid.view import GridView
+from domain.grid.view import GridTable, GridView
 from domain.shedding.scoring import RemainingScore
-from domain.shedding.view import SheddingView
+from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingOption
@@ -179,3 +179,26 @@ class Health(msgspec.Struct, omit_defaults=True):
     status: Literal["ok", "unavailable"]
     store: str | None = None
     detail: str | None = None
+
+
+# ---- replay (issue 9) ---------------------------------------------------------------------
+
+Table = GridTable | SheddingTable
+"""A game with nothing hidden, tagged by `family`: shown only for a hand that is over."""
+
+
+class ReplayStep(msgspec.Struct):
+    version: int
+    event: Event
+    """The event in its public shape, unredacted (the hand is over)."""
+    table: Table
+    """The whole table just after the event, every card included."""
+
+
+class HandReplay(msgspec.Struct):
+    """A finished hand step by step, folded by the decider that played it."""
+
+    game_id: str
+    hand: int
+    variant: Variant
+    steps: list[ReplayStep]
