@@ -48,6 +48,8 @@ class GameFold:
     """One game folded: its events so far, in version order from 1, and the play state."""
 
     events: list[tuple[int, Any]] = field(default_factory=list)
+    play: bool = True
+    """Whether to fold the play state; a projection that needs only the events says no."""
     decider: Decider | None = None
     state: Any = None
     finished: bool = False
@@ -58,18 +60,21 @@ class GameFold:
 
     def add(self, version: int, event: Any) -> None:
         self.events.append((version, event))
+        if isinstance(event, GameEnded):
+            self.finished = True
+        if not self.play:
+            return
         if isinstance(event, GameStarted):
             self.decider, self.state = start(event)
         elif self.decider is not None:
             self.state = self.decider.evolve(self.state, event)
-            self.finished = self.finished or isinstance(event, GameEnded)
 
     def status(self) -> Status | None:
         return None if self.decider is None else self.decider.status(self.state)
 
     @classmethod
-    def of(cls, events: Sequence[tuple[int, Any]]) -> GameFold:
-        fold = cls()
+    def of(cls, events: Sequence[tuple[int, Any]], play: bool = True) -> GameFold:
+        fold = cls(play=play)
         for version, event in events:
             fold.add(version, event)
         return fold
@@ -78,8 +83,13 @@ class GameFold:
 class GameFolds:
     """The per-game fold cache of one projection in the projector process."""
 
-    def __init__(self, read_stream: ReadStream | None = None, max_events: int = 200_000) -> None:
+    def __init__(
+        self, read_stream: ReadStream | None = None, max_events: int = 200_000, play: bool = True
+    ) -> None:
+        """`play=False`: keep each game's events only, without folding the play state (the
+        replay projection needs no status)."""
         self._read_stream = read_stream
+        self._play = play
         self._max_events = max_events
         self._games: OrderedDict[str, GameFold] = OrderedDict()
         self._events = 0
@@ -124,7 +134,7 @@ class GameFolds:
             return fold
         if fold is not None and fold.version >= version:  # a batch read again: rewind
             self._events -= fold.version - (version - 1)
-            fold = GameFold.of(fold.events[: version - 1])
+            fold = GameFold.of(fold.events[: version - 1], self._play)
         else:
             if fold is not None:
                 self._events -= fold.version
@@ -136,14 +146,14 @@ class GameFolds:
 
     async def _load(self, stream_id: str, through: int) -> GameFold:
         if through == 0:
-            return GameFold()
+            return GameFold(play=self._play)
         if self._read_stream is None:
             raise FoldError(f"{stream_id}: versions 1..{through} are not folded and no store")
         stored = await self._read_stream(stream_id, 1, through)
         if len(stored) != through:
             raise FoldError(f"{stream_id}: the store has {len(stored)} of versions 1..{through}")
         self.refolds += 1
-        return GameFold.of([(e.version, e.data) for e in stored])
+        return GameFold.of([(e.version, e.data) for e in stored], self._play)
 
     def _evict(self) -> None:
         """Finished games first (no event follows `game.ended`), then the least recently

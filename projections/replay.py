@@ -1,27 +1,39 @@
-"""Finished hands, kept ready to serve step by step without reading the event store again.
+"""Finished hands, kept in the projection store so a replay never reads the event store.
 
-At each `hand.ended` the hand's replay is computed by the one replay function the service
-serves (`service.replay.replay_hand`, handed in: this layer does not import the service) from
-the game's events through that event, and stored at `hand:<game_id>:<hand>`; its number goes
-into the index `hands:<game_id>`. The game's last hand is written again at `game.ended`, the
-step that closes it. A hand in play is never written: the projection's only documents are
-finished hands, and the events it replays from stay in the projector's memory (`GameFolds`),
-never in a served key.
+At each `hand.ended` the hand's events are stored at `hand:<game_id>:<hand>`: from its
+`hand.dealt` (the first hand from `game.started`) through that `hand.ended`, as
+`[version, event]` pairs in the events' stored JSON shape; the hand's number goes into the
+index `hands:<game_id>`. At `game.ended` the last hand is written again with the event that
+closes it. Hands 1..h laid end to end are the game's play from its start through hand h,
+which is what `service.replay.replay_hand` folds to show hand h step by step: the replay is
+computed where it is served, by the same decider path as every other replay (`events_of`
+reads the documents back).
+
+Why the events and not the finished `HandReplay` itself: a replay holds the whole table
+after every step (160 KB for an average hand, 500 KB for a long one), and building it at
+each `hand.ended` capped a rebuild at about 3,600 events/s; the events are a fifth of that
+size and cost the rebuild almost nothing (docs/BENCHMARKS.md, "Read models").
+
+Only finished hands are ever written: the events of a hand in play stay in the projector's
+memory (`GameFolds`) until its `hand.ended`. Once a hand is over, everything about it is
+public (its seed included), so nothing here may be hidden from anyone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
 
-from events.schema.common import GameEnded, HandEnded
+import msgspec
+
+from events.schema import EVENT_TYPES
+from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
 from events.store.base import RecordedEvent
 from projections.base import Doc, IndexAdd, Put, Write
 from projections.folds import GameFolds, game_id
 
-ReplayHand = Callable[[str, Sequence[tuple[int, Any]], int], Doc]
-"""`(game_id, events through the hand's end as (version, event), hand)` -> the replay as
-a JSON document (the service's `replay_hand`, encoded)."""
+_EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[misc]
+"""A document's `events`: (version, event) pairs of any stored event type, tagged by `type`."""
 
 
 def hand_key(game: str, hand: int) -> str:
@@ -36,9 +48,8 @@ class Replays:
     name = "replay"
     version = 1
 
-    def __init__(self, folds: GameFolds, replay_hand: ReplayHand) -> None:
+    def __init__(self, folds: GameFolds) -> None:
         self.folds = folds
-        self.replay_hand = replay_hand
 
     async def prepare(self, batch: Sequence[RecordedEvent]) -> None:
         await self.folds.prepare(batch)
@@ -48,15 +59,37 @@ class Replays:
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
         game = game_id(event)
-        data = event.data
-        if game is None or not isinstance(data, HandEnded | GameEnded):
+        if game is None or not isinstance(event.data, HandEnded | GameEnded):
             return ()
         history = self.folds.history(event)
-        if isinstance(data, HandEnded):
-            hand = data.hand
-        else:
-            hand = next(e.hand for _, e in reversed(history) if isinstance(e, HandEnded))
+        hand, first = _hand_start(history)
+        events = [[version, msgspec.to_builtins(e)] for version, e in history[first - 1 :]]
         return (
-            Put(hand_key(game, hand), self.replay_hand(game, history, hand)),
+            Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),
             IndexAdd(hands_index(game), str(hand), hand),
         )
+
+
+def _hand_start(history: Sequence[tuple[int, Any]]) -> tuple[int, int]:
+    """The last hand dealt in `history` and the version its document starts at: its
+    `hand.dealt`, or `game.started` for the first hand."""
+    for version, event in reversed(history):
+        if isinstance(event, HandDealt):
+            if event.hand > 1:
+                return event.hand, version
+            break
+    started = next(v for v, e in history if isinstance(e, GameStarted))
+    return 1, started
+
+
+def events_of(docs: Sequence[Doc | None], hand: int) -> list[tuple[int, Any]] | None:
+    """The game's play through hand `hand` from the documents of hands 1..`hand` (in
+    order), decoded to events; None when one of them is missing (not over, or not
+    projected yet)."""
+    if len(docs) != hand or any(doc is None for doc in docs):
+        return None
+    events: list[tuple[int, Any]] = []
+    for doc in docs:
+        assert doc is not None
+        events.extend(msgspec.convert(doc["events"], _EVENTS))
+    return events

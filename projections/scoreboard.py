@@ -1,8 +1,10 @@
 """The scoreboard of each game: its seats, the score of every finished hand, the totals,
 whose turn it is and where the game stands.
 
-One document per game, `game:<game_id>`, replaced at each of the game's events (its
-`version` is the game's, so the API can use it as the ETag). Whose turn it is comes from
+Two documents per game: `game:<game_id>` (seats and status), replaced at each of the game's
+events (its `version` is the game's, so the API can use it as the ETag), and
+`hands:<game_id>` (every finished hand), replaced at each `hand.ended` only: the list of
+hands is not encoded again at every move. Whose turn it is comes from
 the decider (`GameFolds`): the events alone do not say it for every variant. Nothing here
 names a card: scores, totals, seats and the status are public from the moment they exist.
 """
@@ -30,8 +32,8 @@ class HandLine(msgspec.Struct, frozen=True):
     """The running totals after this hand."""
 
 
-class ScoreboardDoc(msgspec.Struct, frozen=True):
-    """The stored document: what `GET /games/{id}/scoreboard` serves."""
+class GameLine(msgspec.Struct, frozen=True):
+    """The stored `game:<game_id>` document."""
 
     game_id: str
     variant: str
@@ -41,11 +43,20 @@ class ScoreboardDoc(msgspec.Struct, frozen=True):
     """Each seat's claimed name; null for a free seat."""
     status: Status | None
     """Phase, hand, whose turn (`to_act`), totals, winners; null before the game starts."""
+
+
+class Hands(msgspec.Struct, frozen=True):
+    """The stored `hands:<game_id>` document (absent until the first hand ends)."""
+
     hands: list[HandLine]
 
 
 def key(game: str) -> str:
     return f"game:{game}"
+
+
+def hands_key(game: str) -> str:
+    return f"hands:{game}"
 
 
 class Scoreboard:
@@ -60,7 +71,11 @@ class Scoreboard:
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         game = game_id(event)
-        return () if game is None else (key(game),)
+        if game is None:
+            return ()
+        if isinstance(event.data, HandEnded):
+            return (key(game), hands_key(game))
+        return (key(game),)
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
         game = game_id(event)
@@ -74,7 +89,6 @@ class Scoreboard:
                 "variant": data.variant,
                 "seats": [None] * data.seats,
                 "status": None,
-                "hands": [],
             }
         elif doc is None:
             raise ValueError(f"{event.stream_id} v{event.version}: no scoreboard before it")
@@ -84,17 +98,23 @@ class Scoreboard:
                 seats = list(doc["seats"])
                 seats[data.seat] = data.name if isinstance(data, SeatClaimed) else None
                 new["seats"] = seats
-            elif isinstance(data, HandEnded):
-                line = {
-                    "hand": data.hand,
-                    "reason": data.reason,
-                    "scores": list(data.scores),
-                    "totals": list(data.totals),
-                }
-                new["hands"] = [*doc["hands"], line]
             new["status"] = _status(self.folds.status_after(event))
         new["version"] = event.version
-        return (Put(key(game), new),)
+        put = Put(key(game), new)
+        if isinstance(data, HandEnded):
+            return (put, _hand_ended(game, data, docs))
+        return (put,)
+
+
+def _hand_ended(game: str, data: HandEnded, docs: Mapping[str, Doc | None]) -> Put:
+    line = {
+        "hand": data.hand,
+        "reason": data.reason,
+        "scores": list(data.scores),
+        "totals": list(data.totals),
+    }
+    before = docs.get(hands_key(game))
+    return Put(hands_key(game), {"hands": [*(before or {"hands": []})["hands"], line]})
 
 
 def _status(status: Status | None) -> dict[str, Any] | None:

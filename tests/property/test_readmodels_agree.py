@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,7 +18,7 @@ from domain.variants import DECIDERS
 from events.store.base import RecordedEvent
 from projections.folds import GameFolds
 from projections.players import Players
-from projections.replay import Replays
+from projections.replay import Replays, events_of, hand_key, hands_index
 from projections.scoreboard import Scoreboard
 from service.replay import replay_hand
 from tests.support import readmodel_reference as reference
@@ -27,10 +26,6 @@ from tests.support.dict_projector import DictModel, project
 from tests.support.feeds import random_feed, streams_of
 
 pytestmark = pytest.mark.property
-
-
-def replay_doc(game: str, events: Any, hand: int) -> dict[str, Any]:
-    return msgspec.to_builtins(replay_hand(game, events, hand))  # type: ignore[no-any-return]
 
 
 def reader_of(feed: list[RecordedEvent]) -> Any:
@@ -48,7 +43,7 @@ def projections(feed: list[RecordedEvent], max_events: int = 200_000) -> list[An
     return [
         Scoreboard(GameFolds(read, max_events)),
         Players(),
-        Replays(GameFolds(read, max_events), replay_doc),
+        Replays(GameFolds(read, max_events, play=False)),
     ]
 
 
@@ -59,9 +54,14 @@ async def check(feed: list[RecordedEvent], models: list[DictModel]) -> None:
     assert players.docs == expected.docs
     assert players.counters == expected.counters
     assert players.indexes == expected.indexes
-    docs, indexes = reference.replays(feed, replay_doc)
-    assert replay.docs == docs
-    assert replay.indexes == indexes
+    expected_replays = reference.replays(feed, replay_hand)
+    assert set(replay.docs) == {hand_key(game, hand) for game, hand in expected_replays}
+    for (game, hand), expected_replay in expected_replays.items():
+        docs = [replay.docs.get(hand_key(game, h)) for h in range(1, hand + 1)]
+        events = events_of(docs, hand)
+        assert events is not None
+        assert replay_hand(game, events, hand) == expected_replay
+        assert replay.indexes[hands_index(game)][str(hand)] == hand
 
 
 @pytest.mark.parametrize("variant", sorted(DECIDERS))

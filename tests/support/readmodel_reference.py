@@ -48,17 +48,14 @@ def scoreboards(feed: list[RecordedEvent]) -> dict[str, Any]:
             "version": len(events),
             "seats": _names(events),
             "status": status,
-            "hands": [
-                {
-                    "hand": e.hand,
-                    "reason": e.reason,
-                    "scores": list(e.scores),
-                    "totals": list(e.totals),
-                }
-                for e in events
-                if isinstance(e, HandEnded)
-            ],
         }
+        hands = [
+            {"hand": e.hand, "reason": e.reason, "scores": list(e.scores), "totals": list(e.totals)}
+            for e in events
+            if isinstance(e, HandEnded)
+        ]
+        if hands:
+            docs[f"hands:{game}"] = {"hands": hands}
     return docs
 
 
@@ -113,16 +110,14 @@ def players(feed: list[RecordedEvent]) -> DictModel:
 
 def replays(
     feed: list[RecordedEvent], replay_hand: Callable[[str, list[tuple[int, Any]], int], Any]
-) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
-    """Every finished hand replayed from the game's whole stream as the feed holds it."""
-    docs: dict[str, Any] = {}
-    indexes: dict[str, dict[str, float]] = {}
+) -> dict[tuple[str, int], Any]:
+    """Every finished hand, by (game id, hand), replayed from the game's whole stream as the
+    feed holds it."""
+    out: dict[tuple[str, int], Any] = {}
     for stream_id, recorded in streams_of(feed).items():
         game = stream_id.removeprefix("game:")
         events = [(r.version, r.data) for r in recorded]
         for _, event in events:
             if isinstance(event, HandEnded):
-                replay = replay_hand(game, events, event.hand)
-                docs[f"hand:{game}:{event.hand}"] = msgspec.json.decode(msgspec.json.encode(replay))
-                indexes.setdefault(f"hands:{game}", {})[str(event.hand)] = event.hand
-    return docs, indexes
+                out[(game, event.hand)] = replay_hand(game, events, event.hand)
+    return out
