@@ -7,7 +7,7 @@ It keeps the runner's rules: `prepare` once per batch, each stream's events in v
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +48,10 @@ async def project(
     feed: Sequence[RecordedEvent],
     batch: int = 200,
     model: DictModel | None = None,
+    after_batch: Callable[[int, DictModel], None] | None = None,
 ) -> DictModel:
+    """Run `projection` over `feed` in batches; `after_batch(events so far, model)` is
+    called after each, for tests that check what a reader could see at any moment."""
     model = model or DictModel()
     for start in range(0, len(feed), batch):
         events = feed[start : start + batch]
@@ -65,4 +68,6 @@ async def project(
             for write in projection.apply(event, docs):
                 model.write(write)
             model.versions[event.stream_id] = event.version
+        if after_batch is not None:
+            after_batch(start + len(events), model)
     return model
