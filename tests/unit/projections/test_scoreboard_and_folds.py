@@ -99,7 +99,7 @@ async def test_without_a_store_a_miss_is_an_error_not_a_guess() -> None:
 
 async def test_a_store_that_lacks_events_is_an_error() -> None:
     events = a_game("golf", 2)
-    with pytest.raises(FoldError, match="has 5 of versions 1..10"):
+    with pytest.raises(FoldError, match=r"has 5 of versions 1\.\.10"):
         await GameFolds(reader(events[:5], [])).prepare(events[10:11])
 
 
