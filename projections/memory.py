@@ -98,6 +98,10 @@ class MemoryProjectionStore(ProjectionStore):
         self._check()
         self._spaces.pop((name, number), None)
 
+    async def newest(self, name: str) -> int | None:
+        self._check()
+        return self._counters.get(name)
+
     async def generations(self, name: str) -> list[int]:
         self._check()
         return sorted(number for (owner, number) in self._spaces if owner == name)

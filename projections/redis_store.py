@@ -169,6 +169,11 @@ class RedisProjectionStore(ProjectionStore):
             if batch:
                 await self._redis.unlink(*batch)
 
+    async def newest(self, name: str) -> int | None:
+        async with _unavailable():
+            raw = await self._redis.get(f"{self._prefix}:gen:{name}")
+        return None if raw is None else int(raw)
+
     async def generations(self, name: str) -> list[int]:
         found = []
         pattern = f"{{{self._prefix}:{name}:g*}}:meta"

@@ -131,6 +131,11 @@ class ProjectionStore(ProjectionReader, abc.ABC):
         more), then its keys, a batch at a time."""
 
     @abc.abstractmethod
+    async def newest(self, name: str) -> int | None:
+        """The last generation number handed out for `name` (a rebuild in progress when
+        above the alias); None when none was."""
+
+    @abc.abstractmethod
     async def generations(self, name: str) -> list[int]:
         """The numbers of every generation of `name` that has a meta record."""
 
