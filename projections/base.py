@@ -17,7 +17,7 @@ reaches `apply`, and a gap stops the projection with an error.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -108,9 +108,11 @@ class IndexPage(msgspec.Struct, frozen=True):
     """Opaque; pass it back to read on after the last entry. None when nothing follows."""
 
 
+@runtime_checkable
 class ProjectionReader(Protocol):
     """Read access to the live generation of each projection (resolved through its alias).
-    Every method raises `ProjectionsUnavailable` when the store cannot answer."""
+    Every method raises `ProjectionsUnavailable` when the store cannot answer. The service
+    hands it to handlers as the dependency `reader` (`NamedDependency[ProjectionReader]`)."""
 
     async def get(self, projection: str, key: str) -> Doc | None:
         """The document at `key`, or None."""

@@ -22,6 +22,7 @@ from events.store import EventStore, open_store
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.games import GameController
+from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
 from service.api.variants import VariantController
 from service.games import GameService
@@ -29,6 +30,7 @@ from service.logging import configure_logging, log
 from service.metrics import Metrics
 from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
+from service.projections import ProjectionService
 from service.settings import Settings
 
 DESCRIPTION = """\
@@ -138,20 +140,36 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             cache_events=settings.cache_events,
             cache_finished=settings.cache_finished_games,
         )
+        projections = ProjectionService(settings, opened)
+        holder["projections"] = projections
+        await projections.start()
         log.info("started", store=type(opened).__name__)
         try:
             yield
         finally:
+            await projections.stop()
             if store is None:
                 await opened.close()
             log.info("stopped")
 
     app = Litestar(
-        route_handlers=[GameController, VariantController, OpsController, docs, swagger_assets()],
+        route_handlers=[
+            GameController,
+            VariantController,
+            OpsController,
+            docs,
+            swagger_assets(),
+            ProjectionsController,
+        ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
+            "projections": Provide(lambda: holder["projections"], sync_to_thread=False),
+            "reader": Provide(
+                lambda: holder["projections"].store,  # type: ignore[attr-defined]
+                sync_to_thread=False,
+            ),
         },
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -1,0 +1,125 @@
+"""The lobby: one listing per game, public facts only, and the indexes `GET /games` pages.
+
+A listing holds what anyone may know of a game: its variant, title, the names in its seats
+and which are free, whether it is in its lobby, in play or finished, the current hand, its
+version and when it was created and last changed. No card, no seed, no token hash: the
+events' secret fields never reach a listing.
+
+Indexes (sorted sets of game ids, scored by the last change in microseconds since the epoch,
+so the most recently active games page first): `all`, `status:<status>`, `open` (in its
+lobby with a free seat), and each of those per variant (`variant:<v>`,
+`variant:<v>:status:<status>`, `variant:<v>:open`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Final
+
+from events.schema.common import GameEnded, GameStarted, HandDealt
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.store.base import RecordedEvent
+from projections.base import Doc, IndexAdd, IndexRemove, Put, Write
+
+NAME: Final = "lobby"
+STATUSES: Final = ("lobby", "playing", "finished")
+
+
+def game_id(stream_id: str) -> str | None:
+    category, _, rest = stream_id.partition(":")
+    return rest if category == "game" and rest else None
+
+
+def listing_key(game: str) -> str:
+    return f"game:{game}"
+
+
+def score(moment: datetime) -> float:
+    """Microseconds since the epoch: exact in a double until the year 2255."""
+    return float(round(moment.timestamp() * 1_000_000))
+
+
+def index_name(variant: str | None = None, status: str | None = None, open_: bool = False) -> str:
+    """The index holding the games of `variant` (any when None) with `status` (any when None),
+    or only those open to join."""
+    part = "open" if open_ else (f"status:{status}" if status else "")
+    if variant is None:
+        return part or "all"
+    return f"variant:{variant}:{part}" if part else f"variant:{variant}"
+
+
+def indexes(listing: Doc | None) -> set[str]:
+    if listing is None:
+        return set()
+    variant, status = listing["variant"], listing["status"]
+    names = {index_name(), index_name(status=status)}
+    names |= {index_name(variant), index_name(variant, status)}
+    if status == "lobby" and listing["free_seats"]:
+        names |= {index_name(open_=True), index_name(variant, open_=True)}
+    return names
+
+
+class LobbyProjection:
+    name = NAME
+    version = 1
+
+    def keys(self, event: RecordedEvent) -> Sequence[str]:
+        game = game_id(event.stream_id)
+        return () if game is None else (listing_key(game),)
+
+    def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
+        game = game_id(event.stream_id)
+        if game is None:
+            return ()
+        key = listing_key(game)
+        before = docs.get(key)
+        data = event.data
+        if isinstance(data, GameCreated):
+            listing = created(game, data, event.recorded_at)
+        elif before is None:
+            return ()  # a game stream that did not begin with game.created: nothing to list
+        else:
+            listing = changed(before, data)
+        listing["version"] = event.version
+        listing["updated_at"] = event.recorded_at.isoformat()
+        now = score(event.recorded_at)
+        writes: list[Write] = [Put(key, listing)]
+        after = indexes(listing)
+        writes += [IndexRemove(name, game) for name in sorted(indexes(before) - after)]
+        writes += [IndexAdd(name, game, now) for name in sorted(after)]
+        return writes
+
+
+def created(game: str, event: GameCreated, at: datetime) -> Doc:
+    return {
+        "game_id": game,
+        "variant": event.variant,
+        "title": event.title,
+        "seats": [{"seat": seat, "name": None} for seat in range(event.seats)],
+        "free_seats": list(range(event.seats)),
+        "status": "lobby",
+        "hand": 0,
+        "version": 1,
+        "created_at": at.isoformat(),
+        "updated_at": at.isoformat(),
+    }
+
+
+def changed(before: Doc, event: object) -> Doc:
+    """The listing after `event`; a new dict (the one given is left as it was)."""
+    listing = dict(before)
+    if isinstance(event, SeatClaimed | SeatReleased):
+        name = event.name if isinstance(event, SeatClaimed) else None
+        seats = [dict(seat) for seat in before["seats"]]
+        if 0 <= event.seat < len(seats):
+            seats[event.seat]["name"] = name
+        listing["seats"] = seats
+        listing["free_seats"] = [s["seat"] for s in seats if s["name"] is None]
+    elif isinstance(event, GameStarted):
+        listing["status"] = "playing"
+    elif isinstance(event, HandDealt):
+        listing["hand"] = event.hand
+    elif isinstance(event, GameEnded):
+        listing["status"] = "finished"
+    return listing

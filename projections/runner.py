@@ -1,0 +1,118 @@
+"""The runner: applies one projection to one generation, a batch of the feed at a time.
+
+A step reads the next page of the feed after the generation's checkpoint, fetches the docs
+the page's events name and the versions of its streams in one round trip, folds the events
+through the projection's pure `apply` (each seeing the batch's own earlier writes), and
+commits the writes with the new checkpoint in one atomic step that first checks the
+checkpoint has not moved. Two runners on one generation are safe: one commits, the other
+finds the checkpoint moved and reads again.
+
+The runner, not the projection, checks each stream's version: an event at or below the
+version applied is a redelivery and does nothing; one past the next is a gap, an error that
+stops the projection (it is never skipped).
+"""
+
+from __future__ import annotations
+
+from events.store.base import Checkpoint, EventStore, RecordedEvent
+from projections.base import Delete, Doc, Projection, Put
+from projections.store import Changes, Outcome, ProjectionStore
+
+BATCH = 1000
+
+
+class VersionGap(Exception):
+    """The feed skipped a version of a stream: the projection cannot go on truthfully."""
+
+    def __init__(self, projection: str, stream_id: str, applied: int, found: int) -> None:
+        super().__init__(
+            f"{projection}: stream {stream_id} jumps from version {applied} to {found}"
+        )
+        self.stream_id = stream_id
+        self.applied = applied
+        self.found = found
+
+
+class GenerationGone(Exception):
+    """The generation was dropped (a rebuild replaced it) or the store was flushed."""
+
+
+class Runner:
+    def __init__(
+        self,
+        projection: Projection,
+        store: ProjectionStore,
+        feed: EventStore,
+        batch: int = BATCH,
+    ) -> None:
+        self.projection = projection
+        self.store = store
+        self.feed = feed
+        self.batch = batch
+        self.checkpoint: Checkpoint | None = None
+        """Where the generation stood after this runner's last read or commit."""
+        self.applied = 0
+        """Events applied by this runner (redeliveries not counted)."""
+
+    async def step(self, number: int) -> int:
+        """Apply the next batch to generation `number`; the number of events read from the
+        feed (0: caught up). Raises `GenerationGone` or `VersionGap`."""
+        name = self.projection.name
+        while True:
+            if self.checkpoint is None:
+                snapshot = await self.store.snapshot(name, number, (), ())
+                if snapshot is None:
+                    raise GenerationGone(name)
+                self.checkpoint = snapshot.checkpoint
+            start = self.checkpoint
+            events = await self.feed.read_feed(start, limit=self.batch)
+            if not events:
+                return 0
+            keys = list(dict.fromkeys(k for e in events for k in self.projection.keys(e)))
+            streams = list(dict.fromkeys(e.stream_id for e in events))
+            snapshot = await self.store.snapshot(name, number, keys, streams)
+            if snapshot is None:
+                raise GenerationGone(name)
+            if snapshot.checkpoint != start:  # another runner moved it: read on from there
+                self.checkpoint = snapshot.checkpoint
+                continue
+            changes, applied = self.fold(events, snapshot.docs, snapshot.versions)
+            end = events[-1].checkpoint
+            outcome = await self.store.commit(name, number, start, end, changes)
+            if outcome is Outcome.GONE:
+                raise GenerationGone(name)
+            if outcome is Outcome.MOVED:
+                self.checkpoint = None
+                continue
+            self.checkpoint = end
+            self.applied += applied
+            return len(events)
+
+    def fold(
+        self,
+        events: list[RecordedEvent],
+        docs: dict[str, Doc | None],
+        versions: dict[str, int],
+    ) -> tuple[Changes, int]:
+        """The batch's net writes, each event applied to the docs as the batch's earlier
+        events left them, and how many events were applied (not redelivered)."""
+        changes = Changes()
+        applied_here = 0
+        projection = self.projection
+        for event in events:
+            applied = versions.get(event.stream_id, 0)
+            if event.version <= applied:
+                continue  # redelivered: applied before
+            if event.version != applied + 1:
+                raise VersionGap(projection.name, event.stream_id, applied, event.version)
+            versions[event.stream_id] = event.version
+            changes.versions[event.stream_id] = event.version
+            seen = {key: docs.get(key) for key in projection.keys(event)}
+            for write in projection.apply(event, seen):
+                changes.add(write)
+                if isinstance(write, Put):
+                    docs[write.key] = write.doc
+                elif isinstance(write, Delete):
+                    docs[write.key] = None
+            applied_here += 1
+        return changes, applied_here
