@@ -19,11 +19,13 @@ from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
+from service.api.audit import AuditController
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.games import GameController
 from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
+from service.api.seeds import ReceiptKeyController, SeatSeedController
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
@@ -31,6 +33,7 @@ from service.metrics import Metrics
 from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
 from service.projections import ProjectionService
+from service.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.settings import Settings
 
 DESCRIPTION = """\
@@ -58,6 +61,7 @@ def openapi_config() -> OpenAPIConfig:
             Tag(name="games", description="Play: lobby, views, actions, scores, events"),
             Tag(name="variants", description="The rules and a layout scorer"),
             Tag(name="operations", description="Health, readiness, metrics"),
+            Tag(name="audit", description="Replay of finished hands, the audit, the export"),
         ],
         components=Components(
             security_schemes={
@@ -139,6 +143,8 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             settings.command_retries,
             cache_events=settings.cache_events,
             cache_finished=settings.cache_finished_games,
+            receipt_key=receipt_key(settings),
+            seed_chain_hands=settings.seed_chain_hands,
         )
         projections = ProjectionService(settings, opened)
         holder["projections"] = projections
@@ -155,11 +161,14 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     app = Litestar(
         route_handlers=[
             GameController,
+            AuditController,
             VariantController,
             OpsController,
             docs,
             swagger_assets(),
             ProjectionsController,
+            SeatSeedController,
+            ReceiptKeyController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
@@ -184,6 +193,23 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
     app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
     complete(app.openapi_schema)
     return app
+
+
+def receipt_key(settings: Settings) -> ReceiptKey:
+    """The configured receipt key, else the one kept in the data directory (made once)."""
+    if settings.receipt_key is not None:
+        return parse_key_text(settings.receipt_key)
+    key, created = load_or_create(settings.data_dir)
+    if settings.database_url is not None:
+        # Every instance serving one database must sign with one key.
+        log.warning(
+            "receipt_key_from_data_dir",
+            path=str(settings.data_dir),
+            created=created,
+            advice="set FAIRWAY_RECEIPT_KEY or FAIRWAY_RECEIPT_KEY_FILE so that every "
+            "instance signs with the same key",
+        )
+    return key
 
 
 def create_app_from_env() -> Litestar:

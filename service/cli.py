@@ -1,4 +1,4 @@
-"""The `fairway` command: serve, migrate, simulate, projector, openapi."""
+"""The `fairway` command: serve, migrate, simulate, projector, openapi, audit, verify."""
 
 from __future__ import annotations
 
@@ -116,6 +116,10 @@ def parser() -> argparse.ArgumentParser:
     o = sub.add_parser("openapi", help="write openapi/openapi.json, or --check for drift")
     o.add_argument("--check", action="store_true")
     o.set_defaults(run=_openapi)
+
+    from service.audit.cli import add_commands
+
+    add_commands(sub)
     return p
 
 

@@ -18,10 +18,17 @@ import msgspec
 
 from domain.decider import Decider
 from domain.errors import RuleViolation
+from domain.seed_chain import DEFAULT_HANDS, new_chain
 from domain.variants import decider_for
 from events.codec import GENESIS_HASH
 from events.schema.common import Act, DealHand, GameOptions, GameStarted
-from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.schema.lobby import (
+    GameCreated,
+    SeatClaimed,
+    SeatReleased,
+    SeatSeedSet,
+    SeedChainExtended,
+)
 from events.store import (
     ChainBroken,
     ConcurrencyError,
@@ -35,6 +42,7 @@ from service.lobby import derived_token, key_digest, new_token, token_hash
 from service.logging import log
 from service.metrics import Metrics
 from service.problems import ApiError
+from service.receipts import Receipt, ReceiptKey, sign
 from service.record import (
     ACTION,
     IDEMPOTENCY_KEY,
@@ -105,11 +113,21 @@ class GameService:
         retries: int = 5,
         cache_events: int = 400_000,
         cache_finished: int = 200,
+        receipt_key: ReceiptKey | None = None,
+        seed_chain_hands: int = DEFAULT_HANDS,
     ) -> None:
         self.store = store
         self.metrics = metrics
         self.retries = retries
         self.cache = GameCache(cache_events, cache_finished)
+        self.receipt_key = receipt_key or ReceiptKey.generate()
+        self.seed_chain_hands = seed_chain_hands
+        """L for a game without a fixed number of hands (and for each extension)."""
+
+    def receipt(self, record: GameRecord, version: int) -> Receipt:
+        """The service's signed word on the game's chain hash at `version` (deterministic:
+        a replayed answer carries the same receipt)."""
+        return sign(self.receipt_key, record.game_id, version, record.entries[version - 1].hash)
 
     # ---- loading ---------------------------------------------------------------------
 
@@ -252,24 +270,51 @@ class GameService:
     ) -> tuple[GameRecord, str]:
         """Open a game; returns its record and the creator's token. With a key, the game id,
         the event id and the token derive from it, so a retry returns the same game."""
-        decider_for(variant).initial_state(seats, options)  # invalid_config for bad options
+        initial = decider_for(variant).initial_state(seats, options)  # invalid_config if bad
         if key is None:
             game_id, creator_token, event_id = secrets.token_hex(8), new_token(), uuid.uuid4()
         else:
             game_id = derived_token("game-id", key)[:16]
             creator_token = derived_token("creator-token", key)
             event_id = uuid.uuid5(_IDS, f"create|{key_digest(key)}")
-        created = GameCreated(variant, seats, options, token_hash(creator_token), title)
+        # The seed chain of every hand, committed before any seat exists. A retried create
+        # draws another secret: the stored event is then told from this one by it alone.
+        fixed = getattr(initial, "hands", None)
+        chain = new_chain(secrets.token_bytes(32), 1, fixed or self.seed_chain_hands)
+        created = GameCreated(
+            variant,
+            seats,
+            options,
+            token_hash(creator_token),
+            title,
+            seed_anchor=chain.anchor,
+            seed_hands=chain.hands,
+            seed_secret=chain.secret,
+        )
         try:
             result = await self.store.append(
                 stream_id(game_id), 0, [NewEvent(event_id=event_id, event=created, metadata={})]
             )
         except (EventIdConflict, ConcurrencyError):
+            if key is not None and (record := await self._created_as(game_id, created)):
+                return record, creator_token
             raise ApiError(
                 422, "idempotency_key_reused", "this Idempotency-Key was used for another game"
             ) from None
         record = GameRecord.begin(game_id, created, result.head_hash)
         return self.cache.admit(record).record, creator_token
+
+    async def _created_as(self, game_id: str, created: GameCreated) -> GameRecord | None:
+        """The game a retried create made first, if it was created with the same request
+        (everything but the seed chain, which each attempt draws afresh)."""
+        record = await self.load(game_id)
+        stored = record.entries[0].event
+        chain = ("seed_anchor", "seed_secret")
+        if msgspec.structs.replace(stored, **dict.fromkeys(chain, "")) != msgspec.structs.replace(
+            created, **dict.fromkeys(chain, "")
+        ):
+            return None
+        return record
 
     async def claim(
         self, game_id: str, seat: int | None, name: str, key: str | None = None
@@ -337,7 +382,7 @@ class GameService:
             decider = decider_for(lobby.variant)
             state = decider.initial_state(lobby.seats, lobby.options)
             started = GameStarted(lobby.variant, lobby.seats, lobby.options)
-            return Decision([started, *_deal(decider, state)])
+            return Decision([started, *_deal(record, decider, state, self.seed_chain_hands)])
 
         stored_key = None if key is None else Key(key, "")
         return await self._run(game_id, Command(authorize, decide), stored_key)
@@ -369,10 +414,31 @@ class GameService:
             for event in events:
                 state = decider.evolve(state, event)
             metadata = {"seat": actor.seat, ACTION: msgspec.to_builtins(action)}
-            return Decision(events + _deal(decider, state), metadata)
+            return Decision(events + _deal(record, decider, state, self.seed_chain_hands), metadata)
 
         key = None if idempotency_key is None else Key(idempotency_key, request_hash)
         return await self._run(game_id, Command(authorize, decide), key, if_match)
+
+    async def set_seed(
+        self, game_id: str, token: str, seat: int, seed: str, key: str | None = None
+    ) -> Outcome:
+        """Record the seat's seed for the hands dealt from now on (in the lobby or in play):
+        the seat's holder alone may set it."""
+
+        def authorize(record: GameRecord) -> Actor:
+            held = self.seat_for(record, token)
+            if held != seat:
+                raise ApiError(403, "not_your_seat", f"the token holds seat {held}, not {seat}")
+            return Actor(f"seed:{seat}", seat)
+
+        def decide(record: GameRecord, actor: Actor) -> Decision:
+            status = record.status()
+            if status is not None and status.phase == "game_over":
+                raise RuleViolation("game_over", "the game is over: no hand is dealt again")
+            return Decision([SeatSeedSet(seat, seed)], {"seat": seat})
+
+        stored_key = None if key is None else Key(key, seed)
+        return await self._run(game_id, Command(authorize, decide), stored_key)
 
     @staticmethod
     def seat_for(record: GameRecord, token: str) -> int:
@@ -396,11 +462,34 @@ def _check_if_match(record: GameRecord, if_match: int | None) -> None:
         )
 
 
-def _deal(decider: Decider, state: Any) -> list[Any]:
-    """The next hand's deal when one is due: a fresh secret seed each time."""
-    if decider.status(state).phase != "awaiting_deal":
+def _deal(record: GameRecord, decider: Decider, state: Any, chain_hands: int) -> list[Any]:
+    """The next hand's deal when one is due, from its link of the seed chain and the seats'
+    seeds. A game created before seed chains keeps the v1 deal (a fresh secret seed).
+
+    The deal of a chain's last hand, in a game that may go on (no fixed number of hands),
+    commits the next chain in the same write: seats' seeds set after it count for its
+    hands, those set before do not (docs/SHUFFLE.md, "A game that outlasts its chain")."""
+    status = decider.status(state)
+    if status.phase != "awaiting_deal":
         return []
-    return list(decider.decide(state, DealHand(secrets.token_bytes(32).hex())))
+    if not record.chains:
+        return list(decider.decide(state, DealHand(secrets.token_bytes(32).hex())))
+    hand = status.hand + 1
+    chain = record.chain_for(hand)
+    if chain is None:  # only if an extension was lost: never dealt outside a chain
+        raise ApiError(500, "internal_error", f"no seed chain covers hand {hand}")
+    command = DealHand(
+        server_seed=chain.server_seed(hand).hex(), seat_seeds=record.lobby.deal_seeds()
+    )
+    events = list(decider.decide(state, command))
+    if hand == chain.last_hand and getattr(state, "hands", None) is None:
+        following = new_chain(secrets.token_bytes(32), hand + 1, chain_hands)
+        events.append(
+            SeedChainExtended(
+                following.first_hand, following.hands, following.anchor, following.secret
+            )
+        )
+    return events
 
 
 def _playing(record: GameRecord) -> tuple[Decider, Any]:

@@ -1,4 +1,5 @@
-"""A game's lobby, folded from its lobby events: the variant, the seats and who holds them."""
+"""A game's lobby, folded from its lobby events: the variant, the seats, who holds them, and
+the seed each holder set for the coming hands."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import secrets
 import msgspec
 
 from events.schema.common import GameOptions
-from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased, SeatSeedSet
 
 
 class Lobby(msgspec.Struct, frozen=True):
@@ -21,6 +22,9 @@ class Lobby(msgspec.Struct, frozen=True):
     title: str = ""
     names: tuple[str | None, ...] = ()
     token_hashes: tuple[str | None, ...] = ()
+    seat_seeds: tuple[str | None, ...] = ()
+    """The seed each seat's holder set since it claimed the seat and since the seed chain
+    of the coming hands was committed; None: it set none (its name stands in)."""
 
     @classmethod
     def created(cls, event: GameCreated) -> Lobby:
@@ -32,6 +36,7 @@ class Lobby(msgspec.Struct, frozen=True):
             title=event.title,
             names=(None,) * event.seats,
             token_hashes=(None,) * event.seats,
+            seat_seeds=(None,) * event.seats,
         )
 
     def claimed(self, event: SeatClaimed) -> Lobby:
@@ -39,14 +44,44 @@ class Lobby(msgspec.Struct, frozen=True):
         hashes = list(self.token_hashes)
         names[event.seat] = event.name
         hashes[event.seat] = event.token_hash
-        return msgspec.structs.replace(self, names=tuple(names), token_hashes=tuple(hashes))
+        return msgspec.structs.replace(
+            self,
+            names=tuple(names),
+            token_hashes=tuple(hashes),
+            seat_seeds=self._seed(event.seat, None),
+        )
 
     def released(self, event: SeatReleased) -> Lobby:
         names = list(self.names)
         hashes = list(self.token_hashes)
         names[event.seat] = None
         hashes[event.seat] = None
-        return msgspec.structs.replace(self, names=tuple(names), token_hashes=tuple(hashes))
+        return msgspec.structs.replace(
+            self,
+            names=tuple(names),
+            token_hashes=tuple(hashes),
+            seat_seeds=self._seed(event.seat, None),
+        )
+
+    def seed_set(self, event: SeatSeedSet) -> Lobby:
+        return msgspec.structs.replace(self, seat_seeds=self._seed(event.seat, event.seed))
+
+    def chain_extended(self) -> Lobby:
+        """A new seed chain: seeds set before it was committed count for none of its hands."""
+        return msgspec.structs.replace(self, seat_seeds=(None,) * self.seats)
+
+    def deal_seeds(self) -> tuple[str, ...]:
+        """Each seat's seed for the next deal: the one its holder set, else its name (a
+        choice of the player's that the service cannot make; docs/SHUFFLE.md)."""
+        return tuple(
+            seed if seed is not None else (name or "")
+            for seed, name in zip(self.seat_seeds, self.names, strict=True)
+        )
+
+    def _seed(self, seat: int, seed: str | None) -> tuple[str | None, ...]:
+        seeds = list(self.seat_seeds or (None,) * self.seats)
+        seeds[seat] = seed
+        return tuple(seeds)
 
     def seat_of(self, token: str) -> int | None:
         digest = token_hash(token)

@@ -63,6 +63,10 @@ SERVICE_CODES: dict[str, str] = {
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",
     "projections_unavailable": "the read models are unavailable (Redis, or being rebuilt)",
+    "hand_not_found": "the game has no such hand",
+    "hand_in_play": "the hand is still in play; it is shown once it is over",
+    "game_in_play": "the game is not over; only a finished game is exported",
+    "not_your_seat": "the token holds another seat than the one named",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 
@@ -96,12 +100,18 @@ class Problem(msgspec.Struct, omit_defaults=True):
 
 class ApiError(Exception):
     def __init__(
-        self, status: int, code: str, detail: str, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        headers: dict[str, str] | None = None,
+        errors: list[dict[str, Any]] | None = None,
     ) -> None:
         if code not in ALL_CODES:
             raise ValueError(f"unregistered problem code {code!r}")
         super().__init__(detail)
         self.status, self.code, self.detail, self.headers = status, code, detail, headers or {}
+        self.errors = errors
 
 
 def problem_response(
@@ -125,7 +135,7 @@ def problem_response(
 
 
 def _api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Problem]:
-    return problem_response(request, exc.status, exc.code, exc.detail, exc.headers)
+    return problem_response(request, exc.status, exc.code, exc.detail, exc.headers, exc.errors)
 
 
 def _rule_violation(request: Request[Any, Any, Any], exc: RuleViolation) -> Response[Problem]:

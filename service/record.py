@@ -12,9 +12,16 @@ from typing import Any
 import msgspec
 
 from domain.decider import Decider, Status, Viewer
+from domain.seed_chain import SeedChain
 from domain.variants import start
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
-from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.schema.lobby import (
+    GameCreated,
+    SeatClaimed,
+    SeatReleased,
+    SeatSeedSet,
+    SeedChainExtended,
+)
 from service.lobby import Lobby
 
 IDEMPOTENCY_KEY = "idempotency_key"
@@ -67,6 +74,10 @@ class GameRecord:
     """Idempotency keys used in this game, by (scope, key)."""
     finished: bool = False
     """Whether `game.ended` has been folded: the game is over."""
+    ended_at: int = 0
+    """The version of `game.ended` (0 while the game is not over)."""
+    chains: list[SeedChain] = field(default_factory=list)
+    """The game's seed chains, in order (none for a game created before them)."""
     head_hash: bytes = b""
     """The hash-chain link of the last event folded (empty when it came from an append that
     did not report one)."""
@@ -74,6 +85,9 @@ class GameRecord:
     @classmethod
     def begin(cls, game_id: str, created: GameCreated, chain_hash: bytes = b"") -> GameRecord:
         record = cls(game_id=game_id, lobby=Lobby.created(created))
+        if created.seed_hands:
+            chain = SeedChain(1, created.seed_hands, created.seed_anchor, created.seed_secret, 1)
+            record.chains.append(chain)
         record.entries.append(Entry(1, created, 0, chain_hash))
         record.version = 1
         record.head_hash = chain_hash
@@ -109,6 +123,13 @@ class GameRecord:
             self.lobby = self.lobby.claimed(event)
         elif isinstance(event, SeatReleased):
             self.lobby = self.lobby.released(event)
+        elif isinstance(event, SeatSeedSet):
+            self.lobby = self.lobby.seed_set(event)
+        elif isinstance(event, SeedChainExtended):
+            self.lobby = self.lobby.chain_extended()
+            self.chains.append(
+                SeedChain(event.first_hand, event.hands, event.anchor, event.secret, version)
+            )
         elif isinstance(event, GameStarted):
             self.decider, self.state = start(event)
         elif self.decider is not None:
@@ -119,6 +140,7 @@ class GameRecord:
                 self.hand_ended_at[event.hand] = version
             elif isinstance(event, GameEnded):
                 self.finished = True
+                self.ended_at = version
         self.entries.append(Entry(version, event, hand, chain_hash))
         self.version = version
         self.head_hash = chain_hash
@@ -150,13 +172,43 @@ class GameRecord:
         ended = self.hand_ended_at.get(entry.hand)
         return ended is not None and ended <= as_of
 
+    def knows_whole(self, entry: Entry, viewer: Viewer, as_of: int) -> bool:
+        """Whether `viewer` may know every byte of the event as of `as_of`: its hand is
+        over, or nothing in it is hidden from them. Only then may they see its event id and
+        metadata: with those, the chain hash would let them try each card a hidden field
+        could hold (52 tries) and find the one that hashes right."""
+        return self.hand_over(entry, as_of) or self.redact(entry, viewer, as_of) == entry.event
+
+    def shows_hash(self, entry: Entry, viewer: Viewer, as_of: int) -> bool:
+        """Whether the event's chain hash may be shown to `viewer`: when they know the whole
+        event, and on the lobby events, whose only hidden fields are digests of 256-bit
+        random tokens. Not otherwise: an action's event id derives from its Idempotency-Key,
+        which a client may have made guessable, and metadata is guessable too."""
+        return isinstance(entry.event, GameCreated | SeatClaimed) or self.knows_whole(
+            entry, viewer, as_of
+        )
+
+    def chain_for(self, hand: int) -> SeedChain | None:
+        return next((chain for chain in self.chains if chain.covers(hand)), None)
+
+    def over_by(self, as_of: int) -> bool:
+        """Whether the game had ended by version `as_of`."""
+        return 0 < self.ended_at <= as_of
+
     def redact(self, entry: Entry, viewer: Viewer, as_of: int) -> Any:
-        """The event as `viewer` may see it, as of version `as_of`: the feed's one gate."""
+        """The event as `viewer` may see it, as of version `as_of`: the feed's one gate.
+        A seed chain's secret reveals every server seed of the game still to come: nobody
+        sees it before the game is over."""
         event = entry.event
         if isinstance(event, GameCreated):
-            return GameCreated(event.variant, event.seats, event.options, "", event.title)
+            secret = event.seed_secret if self.over_by(as_of) else ""
+            return msgspec.structs.replace(event, creator_hash="", seed_secret=secret)
+        if isinstance(event, SeedChainExtended):
+            return event if self.over_by(as_of) else msgspec.structs.replace(event, secret="")
         if isinstance(event, SeatClaimed):
             return SeatClaimed(event.seat, event.name, "")
+        if isinstance(event, SeatSeedSet):
+            return event
         if isinstance(event, GameStarted) or self.decider is None:
             return event
         return self.decider.redact(event, viewer, self.hand_over(entry, as_of))

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from domain.variants import start
+from events.schema import lobby
 from events.schema.common import GameStarted, HandDealt, HandEnded
 from service.api.contract import to_public
 from service.api.schemas import HandReplay, ReplayStep
@@ -42,8 +43,8 @@ def replay_hand(game_id: str, events: Sequence[tuple[int, Any]], hand: int) -> H
             decider, state = start(event)
             variant = event.variant
             continue
-        if decider is None:
-            continue  # the lobby: no table yet
+        if decider is None or isinstance(event, lobby.EVENTS):
+            continue  # the lobby (seats, seat seeds, seed chains): not on the table
         if isinstance(event, HandDealt) and event.hand > hand:
             break
         state = decider.evolve(state, event)

@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from service.receipts import parse_key_text
+
 T = TypeVar("T")
 
 LOG_FORMATS = ("json", "console", "auto")
@@ -75,6 +77,11 @@ class Settings(msgspec.Struct, frozen=True):
     projector_inline: bool = False
     """With REDIS_URL: also run the projector inside `fairway serve` (tests, small installs);
     without REDIS_URL it always runs inside, on the in-memory store."""
+    receipt_key: str | None = None
+    """Base64 of the 32-byte Ed25519 seed that signs receipts (FAIRWAY_RECEIPT_KEY, or read
+    from FAIRWAY_RECEIPT_KEY_FILE); unset: a key generated once into `data_dir`."""
+    seed_chain_hands: int = 1000
+    """Hands covered by a seed chain in a game without a fixed number of hands."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -110,6 +117,12 @@ class Settings(msgspec.Struct, frozen=True):
             max_connections=read("FAIRWAY_MAX_CONNECTIONS", default.max_connections, integer(1)),
             redis_prefix=read("FAIRWAY_REDIS_PREFIX", default.redis_prefix, key_prefix),
             projector_inline=read("FAIRWAY_PROJECTOR_INLINE", default.projector_inline, flag),
+            receipt_key=read.one_of(
+                ("FAIRWAY_RECEIPT_KEY", receipt_key), ("FAIRWAY_RECEIPT_KEY_FILE", receipt_key_file)
+            ),
+            seed_chain_hands=read(
+                "FAIRWAY_SEED_CHAIN_HANDS", default.seed_chain_hands, integer(1, 100_000)
+            ),
         )
 
 
@@ -121,6 +134,13 @@ class _Environment:
 
     def text(self, name: str) -> str | None:
         return self._env.get(name, "").strip() or None
+
+    def one_of(self, *choices: tuple[str, Callable[[str], str]]) -> str | None:
+        """The one of these variables that is set, parsed; two set is an error."""
+        given = [(name, parse) for name, parse in choices if self.text(name) is not None]
+        if len(given) > 1:
+            raise SettingsError(given[1][0], f"and {given[0][0]} are both set: set one")
+        return self(given[0][0], None, given[0][1]) if given else None
 
     def __call__(self, name: str, default: T, parse: Callable[[str], T]) -> T:
         text = self.text(name)
@@ -191,6 +211,24 @@ def origin(text: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or extra:
         raise ValueError(f"must hold origins such as https://play.example, not {text!r}")
     return text.rstrip("/")
+
+
+def receipt_key(text: str) -> str:
+    """Base64 of a 32-byte Ed25519 seed."""
+    parse_key_text(text)
+    return text.strip()
+
+
+def receipt_key_file(text: str) -> str:
+    """A file holding base64 of a 32-byte Ed25519 seed: its contents."""
+    try:
+        contents = Path(text).read_text()
+    except OSError as error:
+        raise ValueError(f"cannot be read ({error.strerror}): {text!r}") from None
+    try:
+        return receipt_key(contents)
+    except ValueError as error:
+        raise ValueError(f"names a file that {error}") from None
 
 
 def each(parse: Callable[[str], str]) -> Callable[[str], tuple[str, ...]]:

@@ -24,8 +24,8 @@ from domain.grid.moves import (
 from domain.grid.rules import GridRules
 from domain.grid.scoring import score_layout
 from domain.grid.state import GridState
-from domain.shuffle import Stream, commitment
-from events.schema.common import Act, DealHand, GameEnded, HandDealt, HandEnded
+from domain.shuffle import Stream, hand_seeds
+from events.schema.common import Act, DealHand, GameEnded, HandEnded
 from events.schema.grid import (
     CardDiscarded,
     CardDrawn,
@@ -59,29 +59,24 @@ SETUP_RULE_TEXT = {
 
 def decide(rules: GridRules, state: GridState, command: Any) -> Events:
     if isinstance(command, DealHand):
-        return deal(rules, state, command.seed)
+        return deal(rules, state, command)
     if isinstance(command, Act):
         return act(rules, state, command.seat, command.action)
     raise RuleViolation("unknown_action", f"{rules.title}: {type(command).__name__} is no command")
 
 
-def deal(rules: GridRules, state: GridState, seed_hex: str) -> Events:
+def deal(rules: GridRules, state: GridState, command: DealHand) -> Events:
     if state.phase == "game_over":
         raise RuleViolation("game_over", f"{rules.title}: the game is over")
     if state.phase != "awaiting_deal":
         raise RuleViolation("wrong_phase", f"{rules.title}: a hand is in play; it ends first")
-    try:
-        seed = bytes.fromhex(seed_hex)
-    except ValueError:
-        seed = b""
-    if len(seed) != 32 or seed.hex() != seed_hex:
-        raise RuleViolation("invalid_config", "a hand's seed is 32 bytes in lowercase hex")
     hand = state.hand + 1
+    seeds = hand_seeds(command, hand, state.players)
     if hand == 1:
-        dealer, _ = Stream(seed).below(state.players)
+        dealer, _ = Stream(seeds.seed).below(state.players)
     else:
         dealer = (state.dealer + 1) % state.players
-    return (HandDealt(hand, dealer, seed_hex, commitment(seed)),)
+    return (seeds.dealt(hand, dealer),)
 
 
 def act(rules: GridRules, state: GridState, seat: int, action: Any) -> Events:
@@ -316,7 +311,7 @@ def hand_end(rules: GridRules, state: GridState, reason: str) -> Events:
     totals = tuple(total + score for total, score in zip(state.totals, scores, strict=True))
     events: list[Any] = [
         LayoutsRevealed(tuple(rows(layout, columns) for layout in state.layouts)),
-        HandEnded(state.hand, reason, state.seed, scores, totals),
+        HandEnded(state.hand, reason, state.seed, scores, totals, state.server_seed),
     ]
     hands = state.hands
     beyond = rules.ends_beyond

@@ -26,6 +26,7 @@ from events.schema.grid import (
     StockReshuffled,
     TurnEnded,
 )
+from events.schema.lobby import SeatSeedSet, SeedChainExtended
 
 
 def hand_dealt(rules: GridRules, state: GridState, event: HandDealt) -> GridState:
@@ -56,6 +57,7 @@ def hand_dealt(rules: GridRules, state: GridState, event: HandDealt) -> GridStat
         dealer=event.dealer,
         seed=event.seed,
         commitment=event.commitment,
+        server_seed=event.server_seed,
         stream_position=stream.position,
         stock=deck,
         top=top,
@@ -212,7 +214,14 @@ def game_ended(rules: GridRules, state: GridState, event: GameEnded) -> GridStat
     return replace(state, phase="game_over", totals=event.totals, winners=event.winners)
 
 
+def seeds_only(rules: GridRules, state: GridState, event: Any) -> GridState:
+    """A seat's seed or a new seed chain: they reach play through the next `DealHand`."""
+    return state
+
+
 EVOLVERS: dict[type, Callable[[GridRules, GridState, Any], GridState]] = {
+    SeatSeedSet: seeds_only,
+    SeedChainExtended: seeds_only,
     GameStarted: game_started,
     HandDealt: hand_dealt,
     SetupCardTurned: setup_card_turned,

@@ -44,6 +44,8 @@ class GridState(msgspec.Struct, frozen=True):
     seed: str = ""
     """Secret while the hand is live."""
     commitment: str = ""
+    server_seed: str = ""
+    """The hand's server seed (`hmac-seat-seeds-v2`); secret while the hand is live."""
     stream_position: int = 0
     """Where the hand's seeded stream stands after the deal (and any reshuffle)."""
     stock: tuple[Card, ...] = ()

@@ -127,8 +127,8 @@ def redact(event: Any, viewer: Viewer, hand_over: bool) -> Any:
     if hand_over:
         return event
     match event:
-        case HandDealt() if event.seed:
-            return replace(event, seed="")
+        case HandDealt() if event.seed or event.server_seed:
+            return replace(event, seed="", server_seed="")
         case CardDrawn(source="stock") if event.seat != viewer and event.card is not None:
             return replace(event, card=None)
         case CardsPeeked() if event.seat != viewer and event.cards is not None:

@@ -26,8 +26,8 @@ from domain.shedding.state import (
     SheddingState,
     contains,
 )
-from domain.shuffle import commitment
-from events.schema.common import Act, DealHand, GameEnded, HandDealt, HandEnded
+from domain.shuffle import hand_seeds
+from events.schema.common import Act, DealHand, GameEnded, HandEnded
 from events.schema.shedding import (
     BlindCardTurned,
     CardsPlayed,
@@ -57,18 +57,14 @@ def deal_hand(state: SheddingState, command: DealHand) -> Events:
         raise RuleViolation("game_over", "the game has ended: no more rounds are dealt")
     if state.phase != AWAITING_DEAL:
         raise RuleViolation("wrong_phase", "a round is in play: the next is dealt when it ends")
-    try:
-        seed = bytes.fromhex(command.seed)
-    except ValueError:
-        seed = b""
-    if len(seed) != 32:
-        raise RuleViolation("invalid_config", "a round's seed is 32 bytes written in hex")
     last = state.round
+    number = 1 if last is None else last.number + 1
+    seeds = hand_seeds(command, number, state.players)
     if last is None:
-        number, dealer = 1, first_dealer(seed, state.players)
+        dealer = first_dealer(seeds.seed, state.players)
     else:
-        number, dealer = last.number + 1, (last.dealer + 1) % state.players
-    return (HandDealt(number, dealer, command.seed, commitment(seed)),)
+        dealer = (last.dealer + 1) % state.players
+    return (seeds.dealt(number, dealer),)
 
 
 def act(state: SheddingState, seat: int, action: Any) -> Events:
@@ -201,7 +197,7 @@ def _end_round(state: SheddingState, reason: str) -> Events:
     round_ = _round(state)
     scores = round_scores(round_.players)
     totals = tuple(total + s for total, s in zip(state.totals, scores, strict=True))
-    ended = HandEnded(round_.number, reason, round_.seed, scores, totals)
+    ended = HandEnded(round_.number, reason, round_.seed, scores, totals, round_.server_seed)
     winners = game_winners(totals)
     return (ended,) if winners is None else (ended, GameEnded(totals, winners))
 

@@ -22,6 +22,7 @@ from domain.shedding.state import (
     without,
 )
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
+from events.schema.lobby import SeatSeedSet, SeedChainExtended
 from events.schema.shedding import (
     BlindCardTurned,
     CardsPlayed,
@@ -50,6 +51,7 @@ def hand_dealt(state: SheddingState, event: HandDealt) -> SheddingState:
         players=deal.players,
         undealt=deal.undealt,
         turn=deal.first,
+        server_seed=event.server_seed,
     )
     return replace(state, phase=SETUP, round=round_)
 
@@ -143,7 +145,14 @@ def game_started(state: SheddingState, event: GameStarted) -> SheddingState:
     return state
 
 
+def seeds_only(state: SheddingState, event: Any) -> SheddingState:
+    """A seat's seed or a new seed chain: they reach play through the next `DealHand`."""
+    return state
+
+
 _FOLDS: dict[type, Callable[[SheddingState, Any], SheddingState]] = {
+    SeatSeedSet: seeds_only,
+    SeedChainExtended: seeds_only,
     GameStarted: game_started,
     HandDealt: hand_dealt,
     StacksChosen: stacks_chosen,

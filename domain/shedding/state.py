@@ -58,6 +58,8 @@ class Round(msgspec.Struct, frozen=True):
     players: tuple[Player, ...]
     undealt: tuple[Card, ...]
     turn: int
+    server_seed: str = ""
+    """The round's server seed (`hmac-seat-seeds-v2`); secret while the round is live."""
     pile: tuple[Card, ...] = ()
     burned: tuple[Card, ...] = ()
     open_play: OpenPlay | None = None

@@ -160,7 +160,7 @@ def redact(event: Any, viewer: Viewer, hand_over: bool) -> Any:
     """Only the seed is secret in a live round's events; every card an event names was
     public when it happened."""
     if isinstance(event, HandDealt) and not hand_over:
-        return replace(event, seed="")
+        return replace(event, seed="", server_seed="")
     return event
 
 

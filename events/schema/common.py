@@ -60,6 +60,15 @@ class HandDealt(msgspec.Struct, frozen=True, tag="hand.dealt"):
     seed: str
     commitment: str
     shuffle: str = "sha256-fisher-yates-v1"
+    server_seed: str = ""
+    """`hmac-seat-seeds-v2`: the service's seed for the hand (hex), link `hand` of the seed
+    chain committed when the game was created; secret, like `seed`, until the hand ends.
+    `commitment` is then SHA-256(server_seed) and `seed` = HMAC(server_seed, the nonce and
+    `seat_seeds`) (docs/SHUFFLE.md)."""
+    seat_seeds: tuple[str, ...] = ()
+    """`hmac-seat-seeds-v2`: each seat's seed for the hand, in seat order (public)."""
+    nonce: int = 0
+    """`hmac-seat-seeds-v2`: the hand number, mixed into the hand's seed."""
 
 
 class HandEnded(msgspec.Struct, frozen=True, tag="hand.ended"):
@@ -70,6 +79,8 @@ class HandEnded(msgspec.Struct, frozen=True, tag="hand.ended"):
     seed: str
     scores: tuple[int, ...]
     totals: tuple[int, ...]
+    server_seed: str = ""
+    """`hmac-seat-seeds-v2`: the hand's server seed, revealed (empty for older hands)."""
 
 
 class GameEnded(msgspec.Struct, frozen=True, tag="game.ended"):
@@ -81,9 +92,15 @@ class GameEnded(msgspec.Struct, frozen=True, tag="game.ended"):
 
 
 class DealHand(msgspec.Struct, frozen=True, tag="deal-hand"):
-    """Deal the next hand. The seed comes from outside the domain (a CSPRNG in the service)."""
+    """Deal the next hand. Its seeds come from outside the domain.
 
-    seed: SeedHex
+    With `server_seed` (the service's seed-chain link for the hand) and `seat_seeds` (one
+    per seat), the domain derives the hand's seed itself (`hmac-seat-seeds-v2`); with `seed`
+    alone the seed is used as it is (`sha256-fisher-yates-v1`: simulations, older games)."""
+
+    seed: str = ""
+    server_seed: str = ""
+    seat_seeds: tuple[str, ...] = ()
 
 
 class Act(msgspec.Struct, frozen=True):

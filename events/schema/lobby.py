@@ -15,6 +15,14 @@ class GameCreated(msgspec.Struct, frozen=True, tag="game.created"):
     options: GameOptions
     creator_hash: str
     title: str = ""
+    seed_anchor: str = ""
+    """x_0 of the game's seed chain (hex): hand k's server seed x_k satisfies
+    SHA-256(x_k) = x_(k-1). Committed here, before any seat exists (docs/SHUFFLE.md)."""
+    seed_hands: int = 0
+    """L, the number of hands the chain covers (hands 1..L); 0 for games created before."""
+    seed_secret: str = ""
+    """x_L (hex), from which every server seed of the chain follows: secret until the game
+    is over (`GameRecord.redact` blanks it for every viewer before)."""
 
 
 class SeatClaimed(msgspec.Struct, frozen=True, tag="seat.claimed"):
@@ -32,4 +40,23 @@ class SeatReleased(msgspec.Struct, frozen=True, tag="seat.released"):
     seat: int
 
 
-EVENTS: tuple[type, ...] = (GameCreated, SeatClaimed, SeatReleased)
+class SeatSeedSet(msgspec.Struct, frozen=True, tag="seat.seed_set"):
+    """A seat chose its seed for the hands dealt from now on (public). It counts for a
+    hand if set after the seed chain covering that hand was committed."""
+
+    seat: int
+    seed: str
+
+
+class SeedChainExtended(msgspec.Struct, frozen=True, tag="seed_chain.extended"):
+    """The game outlasted its seed chain: a new chain covers hands `first_hand` ..
+    `first_hand + hands - 1`; `secret` is secret until the game is over, like
+    `GameCreated.seed_secret`. Seat seeds set before this event do not count for its hands."""
+
+    first_hand: int
+    hands: int
+    anchor: str
+    secret: str = ""
+
+
+EVENTS: tuple[type, ...] = (GameCreated, SeatClaimed, SeatReleased, SeatSeedSet, SeedChainExtended)

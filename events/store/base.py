@@ -140,6 +140,21 @@ class VerifiedStream(msgspec.Struct, frozen=True):
     """The hash of the last event; keep it elsewhere to detect a truncated or rewritten tail."""
 
 
+class StoredRow(msgspec.Struct, frozen=True):
+    """A stream's row exactly as stored, undecoded: what an audit or an export works from,
+    so that a row that no longer decodes, or breaks the chain, is reported rather than
+    raised. `data` and `metadata` are the stored JSON text, `event_id` its stored text."""
+
+    version: int
+    event_id: str
+    type: str
+    schema_version: int
+    data: str
+    metadata: str
+    recorded_at: datetime
+    hash: bytes
+
+
 class PreparedEvent(msgspec.Struct, frozen=True):
     """An event as the store writes it (internal)."""
 
@@ -225,6 +240,28 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def _start_listening(self) -> None:
         """Make sure appends elsewhere will wake `wait_for_events`."""
+
+    async def read_stored(
+        self, stream_id: str, from_version: int = 1, limit: int | None = None
+    ) -> list[StoredRow]:
+        """The stream's rows from `from_version` on as stored text, verifying nothing and
+        decoding nothing: the audit and the export read a damaged stream through this."""
+        check_stream_id(stream_id)
+        rows = await self._stream_rows(stream_id, from_version, limit)
+        recorded_at = self._recorded_at
+        return [
+            StoredRow(
+                row[3],
+                str(row[11]),
+                row[5],
+                row[6],
+                _utf8(row[7]).decode(),
+                _utf8(row[8]).decode(),
+                recorded_at(row[9]),
+                bytes(row[10]),
+            )
+            for row in rows
+        ]
 
     async def verify_stream(self, stream_id: str) -> VerifiedStream:
         """Recompute the stream's whole hash chain; `ChainBroken` names the first bad link."""

@@ -38,12 +38,31 @@ class Shape:
 
 
 SHAPES: tuple[Shape, ...] = (
-    Shape(lobby.GameCreated, hidden=("creator_hash",), types={"variant": Variant}),
+    Shape(
+        lobby.GameCreated,
+        hidden=("creator_hash",),
+        types={"variant": Variant, "seed_anchor": SeedHex | None, "seed_secret": SeedHex | None},
+        blank_is_null=("seed_anchor", "seed_secret"),
+    ),
     Shape(lobby.SeatClaimed, hidden=("token_hash",)),
     Shape(lobby.SeatReleased),
+    Shape(lobby.SeatSeedSet),
+    Shape(
+        lobby.SeedChainExtended,
+        types={"anchor": SeedHex, "secret": SeedHex | None},
+        blank_is_null=("secret",),
+    ),
     Shape(common.GameStarted, types={"variant": Variant}),
-    Shape(common.HandDealt, types={"seed": SeedHex | None}, blank_is_null=("seed",)),
-    Shape(common.HandEnded, types={"reason": HandEndReason, "seed": SeedHex}),
+    Shape(
+        common.HandDealt,
+        types={"seed": SeedHex | None, "server_seed": SeedHex | None},
+        blank_is_null=("seed", "server_seed"),
+    ),
+    Shape(
+        common.HandEnded,
+        types={"reason": HandEndReason, "seed": SeedHex, "server_seed": SeedHex | None},
+        blank_is_null=("server_seed",),
+    ),
     Shape(common.GameEnded),
     *(Shape(kind) for kind in grid.EVENTS),
     *(Shape(kind) for kind in shedding.EVENTS),
@@ -59,6 +78,8 @@ def _public_type(shape: Shape) -> type[msgspec.Struct]:
         kind = shape.types.get(info.name, info.type)
         if info.required:
             fields.append((info.name, kind))
+        elif info.default == "" and info.name in shape.blank_is_null:
+            fields.append((info.name, kind, None))
         elif info.default is not msgspec.NODEFAULT:
             fields.append((info.name, kind, info.default))
         else:

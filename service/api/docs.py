@@ -15,7 +15,7 @@ _WHY = {
     400: "Malformed request (`malformed_request`, `body_too_deep`, `invalid_request` for a "
     "path, query or header value)",
     401: "No token, or a token that holds no seat here (`token_required`, `invalid_token`)",
-    403: "A valid token without the right (`not_creator`)",
+    403: "A valid token without the right (`not_creator`, `not_your_seat`)",
     404: "No such game or variant (`game_not_found`, `variant_not_found`)",
     409: "The game's state forbids it now (`not_your_turn`, `wrong_phase`, `game_over`, "
     "`stale_version`, `seat_taken`, `seat_free`, `conflict`, ...)",
@@ -119,4 +119,10 @@ SCORE_BODY = examples(
     tens_layout={"cards": [["AS", "7H", "7D", "7C", "KS"], ["AH", "7S", "7H", "9D", "JC"]]},
     golf_layout={"cards": [["6S", "AH", "4D", "TC"], ["2S", "KH", "4C", "TD"]]},
     shedding_cards={"cards": ["TS", "AS", "KD"]},
+)
+SEED = problems(*_ANY, *_BODY, *_GAME, 401, 403, 409, 422)
+SET_SEED = examples(
+    "Your seat's seed for the hands dealt from now on (public; docs/SHUFFLE.md).",
+    a_phrase={"seed": "the quick brown fox"},
+    dice_rolls={"seed": "3 6 1 1 4 2 5 6 2 3"},
 )

@@ -11,13 +11,14 @@ from litestar.di import NamedDependency
 from litestar.params import HeaderParameter, Parameter
 
 from domain.decider import Viewer
+from events.codec import GENESIS_HASH
 from events.schema.common import GameEnded, GameOptions, HandEnded
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction
 from service.api import docs, listing
 from service.api import schemas as s
 from service.api.contract import to_public
-from service.games import GameService
+from service.games import GameService, stream_id
 from service.problems import ApiError
 from service.record import GameRecord
 
@@ -140,10 +141,62 @@ def feed(
     record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int
 ) -> list[s.FeedEntry]:
     """Events `first`..`last` in their public shape, as `viewer` may know them at `as_of`."""
-    return [
-        s.FeedEntry(entry.version, to_public(record.redact(entry, viewer, as_of)))
-        for entry in record.entries[first - 1 : last]
-    ]
+    entries = []
+    for entry in record.entries[max(first - 1, 0) : last]:
+        shown = record.shows_hash(entry, viewer, as_of)
+        before = record.entries[entry.version - 2] if entry.version > 1 else None
+        if before is None:
+            prev = GENESIS_HASH.hex()
+        else:
+            prev = before.hash.hex() if record.shows_hash(before, viewer, as_of) else None
+        entries.append(
+            s.FeedEntry(
+                entry.version,
+                to_public(record.redact(entry, viewer, as_of)),
+                hash=entry.hash.hex() if shown and entry.hash else None,
+                prev_hash=prev or None,
+            )
+        )
+    return entries
+
+
+async def disclose(
+    games: GameService, record: GameRecord, viewer: Viewer, page: list[s.FeedEntry]
+) -> list[s.FeedEntry]:
+    """The page with event id, time and metadata on the entries whose whole event the
+    viewer may know (read from the store: the cache keeps none of them)."""
+    entries = record.entries
+    known = [e for e in page if record.knows_whole(entries[e.version - 1], viewer, record.version)]
+    if not known:
+        return page
+    first = known[0].version
+    rows = await games.store.read_stored(
+        stream_id(record.game_id), first, known[-1].version - first + 1
+    )
+    by_version = {row.version: row for row in rows}
+    wanted = {e.version for e in known}
+    out = []
+    for entry in page:
+        row = by_version.get(entry.version)
+        if entry.version in wanted and row is not None:
+            entry = msgspec.structs.replace(
+                entry,
+                event_id=row.event_id,
+                recorded_at=row.recorded_at.isoformat(),
+                metadata=_metadata(row.metadata),
+            )
+        out.append(entry)
+    return out
+
+
+_METADATA = msgspec.json.Decoder(s.EventMetadata)
+
+
+def _metadata(stored: str) -> s.EventMetadata | None:
+    try:
+        return _METADATA.decode(stored)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None  # an early event's metadata in an older shape: shown without it
 
 
 class GameController(Controller):
@@ -207,7 +260,8 @@ class GameController(Controller):
     ) -> Response[s.SeatGranted]:
         outcome, seat, token = await games.claim(game_id, data.seat, data.name, idempotency_key)
         version = outcome.last_version
-        granted = s.SeatGranted(game_id, seat, token, version)
+        receipt = games.receipt(outcome.record, version)
+        granted = s.SeatGranted(game_id, seat, token, version, receipt)
         return answer(granted, version, status_code=201, location=f"/games/{game_id}/seats/{seat}")
 
     @delete(
@@ -339,6 +393,7 @@ class GameController(Controller):
             status=decider.status(state),
             view=decider.view(state, seat),
             legal_actions=list(decider.legal_actions(state, seat)),
+            receipt=games.receipt(record, last),
         )
         return answer(body, last)
 
@@ -366,10 +421,11 @@ class GameController(Controller):
         viewer = None if token is None else games.seat_for(record, token)
         last = min(record.version, after + limit)
         more = last < record.version
+        entries = feed(record, viewer, after + 1, last, record.version)
         page = s.Feed(
             record.game_id,
             record.version,
-            feed(record, viewer, after + 1, last, record.version),
+            await disclose(games, record, viewer, entries),
             has_more=more,
             next_after=last if more else None,
         )

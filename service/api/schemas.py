@@ -7,15 +7,19 @@ from typing import Annotated, Literal
 import msgspec
 
 from domain.decider import Status
+from domain.grid.rules import GridRules
 from domain.grid.scoring import LayoutScore
 from domain.grid.view import GridTable, GridView
+from domain.shedding.rules import Rules as SheddingRules
 from domain.shedding.scoring import RemainingScore
 from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
-from events.schema.shedding import SheddingOption
+from events.schema.shedding import SheddingAction, SheddingOption
 from service.api.contract import Event, HandEndReason, Variant
+from service.receipts import Receipt
 
+Action = GridAction | SheddingAction
 View = GridView | SheddingView
 """A game as its viewer may know it, tagged by `family`: `grid` or `shedding`."""
 LegalAction = GridAction | SheddingOption
@@ -68,6 +72,8 @@ class SeatGranted(msgspec.Struct):
     token: str
     """Secret: send it as `Authorization: Bearer <token>` to act for this seat."""
     version: int
+    receipt: Receipt
+    """The service's signature on the game's history up to `version` (docs/API.md)."""
 
 
 class SeatInfo(msgspec.Struct):
@@ -109,10 +115,32 @@ class SeatView(msgspec.Struct):
     """Empty when it is not this seat's to act."""
 
 
+class EventMetadata(msgspec.Struct, omit_defaults=True):
+    """What the service recorded beside an event (the known keys; others are not shown)."""
+
+    seat: int | None = None
+    """The seat that acted."""
+    action: Action | None = None
+    """The action as the seat sent it."""
+    idempotency_key: str | None = None
+    idempotency_scope: str | None = None
+    request_hash: str | None = None
+
+
 class FeedEntry(msgspec.Struct):
     version: int
     event: Event
     """The event as the viewer may know it: a card or seed they may not know is null."""
+    hash: str | None = None
+    """Hex of the event's hash-chain link, `sha256(prev_hash || canonical bytes)`; null
+    where the viewer may not know the whole event (docs/API.md, "The hash chain")."""
+    prev_hash: str | None = None
+    """The previous event's `hash` (64 zeros before version 1), null where that is."""
+    event_id: str | None = None
+    """Shown, with `recorded_at` and `metadata`, only where the viewer may know the whole
+    event: its hand is over, or nothing in it is hidden from them (and only on the feed)."""
+    recorded_at: str | None = None
+    metadata: EventMetadata | None = None
 
 
 class ActionResult(msgspec.Struct):
@@ -129,6 +157,9 @@ class ActionResult(msgspec.Struct):
     """The acting seat's view after the action."""
     legal_actions: list[LegalAction]
     """What the acting seat may do next (empty when it is another seat's turn)."""
+    receipt: Receipt
+    """The service's signature on the game's history up to `version`: keep it to prove any
+    later rewrite (docs/API.md, "Receipts")."""
 
 
 class Feed(msgspec.Struct):
@@ -202,3 +233,104 @@ class HandReplay(msgspec.Struct):
     hand: int
     variant: Variant
     steps: list[ReplayStep]
+
+
+# ---- export (issue 9) ---------------------------------------------------------------------
+
+EXPORT_FORMAT = "fairway-game-export/1"
+HexHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}(?![\s\S])")]
+
+
+class GridRulesRecord(GridRules, tag_field="family", tag="grid"):
+    """The rules record of a grid variant, as its decider holds it."""
+
+
+class SheddingRulesRecord(SheddingRules, tag_field="family", tag="shedding"):
+    """Tens-shedding's rules with every option filled in."""
+
+
+RulesRecord = GridRulesRecord | SheddingRulesRecord
+
+
+class ExportedEvent(msgspec.Struct):
+    """One stored event with its chain fields: `data` and `metadata` are the stored JSON
+    text exactly, so the link `sha256(prev_hash || canonical bytes)` can be recomputed."""
+
+    version: int
+    event_id: str
+    type: str
+    schema_version: int
+    data: str
+    metadata: str
+    recorded_at: str
+    """When it was stored (RFC 3339); not covered by the chain."""
+    hash: str
+    prev_hash: str
+
+
+class ExportedSeed(msgspec.Struct):
+    hand: int
+    commitment: str
+    """SHA-256 of `seed`, published at the deal."""
+    seed: str
+    """Revealed when the hand ended."""
+
+
+class ExportHeader(msgspec.Struct):
+    """Everything about a finished game but its events (the first line of the NDJSON
+    export; every field of it is checked against the events by `fairway verify`)."""
+
+    format: Literal["fairway-game-export/1"]
+    game_id: str
+    variant: Variant
+    rules: RulesRecord
+    options: GameOptions
+    seats: list[SeatInfo]
+    seeds: list[ExportedSeed]
+    winners: tuple[int, ...]
+    event_count: int
+    head_hash: str
+    """The hash of the last event: keep it to detect a rewritten history later."""
+
+
+class GameExport(ExportHeader):
+    """A finished game as one self-contained document: `fairway verify FILE` checks it
+    with no database and no server."""
+
+    events: list[ExportedEvent]
+
+
+SeatSeedText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=128,
+        description="1..128 printable characters (no control, format, private-use or "
+        "unassigned character, no separator but the space); UTF-8 in the deal",
+    ),
+]
+
+
+class SetSeatSeed(msgspec.Struct, forbid_unknown_fields=True):
+    """The seat's own seed for every hand dealt from now on (docs/SHUFFLE.md)."""
+
+    seed: SeatSeedText
+
+
+class SeatSeedRecorded(msgspec.Struct):
+    game_id: str
+    seat: int
+    seed: str
+    """Public: it is in the next deal's `seat_seeds`."""
+    version: int
+    receipt: Receipt
+
+
+class ReceiptKeyInfo(msgspec.Struct):
+    """The public key that signs receipts."""
+
+    algorithm: Literal["Ed25519"]
+    key_id: str
+    """A receipt's `key_id`: the first 16 hex digits of SHA-256 of the public key."""
+    public_key: str
+    """The 32-byte public key, base64url without padding."""

@@ -83,4 +83,8 @@ def test_the_next_hand_is_dealt_as_soon_as_a_hand_ends(http: httpx.Client) -> No
     assert first_deal["seed"] == revealed, "the first hand's seed is public once it ended"
     import hashlib
 
-    assert hashlib.sha256(bytes.fromhex(revealed)).hexdigest() == first_deal["commitment"]
+    server_seed = feed[ended]["event"]["server_seed"]
+    assert first_deal["server_seed"] == server_seed
+    assert hashlib.sha256(bytes.fromhex(server_seed)).hexdigest() == first_deal["commitment"]
+    second_deal = feed[ended + 1]["event"]
+    assert second_deal["commitment"] == server_seed, "hand 2's is the chain's next link"

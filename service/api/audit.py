@@ -1,0 +1,129 @@
+"""/games/{id}: the replay of a finished hand, the audit report, the export.
+
+Three readers of the stored history. Replay folds the cached events with the decider that
+played them; the audit and the export read the stream's rows as stored, so a damaged
+history is reported (audit) or refused (export), never half served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get
+from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
+
+from events.store import StoredRow
+from service.api import docs
+from service.api import schemas as s
+from service.api.games import GameId, IfNoneMatch, answer
+from service.audit import AuditReport, audit_game
+from service.audit.chain import check_chain
+from service.audit.export import ExportRefused, export_game, ndjson_lines
+from service.games import GameService, stream_id
+from service.problems import PROBLEM_JSON, ApiError, Problem
+from service.replay import ReplayRefused, replay_hand
+
+NDJSON = "application/x-ndjson"
+HandNumber = Annotated[int, Parameter(ge=1, le=1000, description="The hand, from 1")]
+
+
+def _problem(description: str) -> ResponseSpec:
+    return ResponseSpec(
+        Problem, generate_examples=False, description=description, media_type=PROBLEM_JSON
+    )
+
+
+REPLAY = docs.READ | {
+    404: _problem("No such game (`game_not_found`), or no such hand dealt (`hand_not_found`)"),
+    409: _problem("The hand is still in play (`hand_in_play`): it is shown once it is over"),
+}
+AUDIT = docs.problems(400, 429, 503) | {404: _problem("No such game (`game_not_found`)")}
+EXPORT = AUDIT | {
+    409: _problem("The game is not over (`game_in_play`)"),
+    500: _problem("The stored history fails verification (`history_corrupt`)"),
+}
+REFUSALS = {"hand_in_play": 409, "hand_not_found": 404}
+
+
+async def _rows(games: GameService, game_id: str) -> list[StoredRow]:
+    rows = await games.store.read_stored(stream_id(game_id))
+    if not rows or rows[0].type != "game.created":
+        raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
+    return rows
+
+
+class AuditController(Controller):
+    path = "/games"
+    tags = ["audit"]
+
+    @get(
+        "/{game_id:str}/hands/{hand:int}/replay",
+        operation_id="replayHand",
+        summary="A finished hand step by step, every card shown",
+        responses=REPLAY,
+        response_headers=docs.ETAG,
+    )
+    async def replay(
+        self,
+        game_id: GameId,
+        hand: HandNumber,
+        games: NamedDependency[GameService],
+        if_none_match: IfNoneMatch = None,
+    ) -> Response[s.HandReplay]:
+        """Each event of the hand with the whole table after it, folded by the decider that
+        played it. Refused whole while the hand is in play."""
+        record = await games.load(game_id)
+        events = [(entry.version, entry.event) for entry in record.entries]
+        try:
+            body = await asyncio.to_thread(replay_hand, game_id, events, hand)
+        except ReplayRefused as refused:
+            raise ApiError(REFUSALS[refused.code], refused.code, refused.detail) from None
+        return answer(body, record.version, if_none_match)
+
+    @get(
+        "/{game_id:str}/audit",
+        operation_id="auditGame",
+        summary="Whether the game's stored history holds, check by check",
+        responses=AUDIT,
+    )
+    async def audit(self, game_id: GameId, games: NamedDependency[GameService]) -> AuditReport:
+        """The hash chain over every stored event (or its first broken link); for each
+        finished hand the commitment, the deck, every move's legality and the scores, decided
+        again by the variant's rules; the winners. A hand in play is `pending` and not
+        examined; hands past a broken link are `unverifiable`. Public facts only."""
+        rows = await _rows(games, game_id)
+        return await asyncio.to_thread(audit_game, game_id, rows, public=True)
+
+    @get(
+        "/{game_id:str}/export",
+        operation_id="exportGame",
+        summary="A finished game as one self-contained document (JSON, or NDJSON by Accept)",
+        responses=EXPORT,
+    )
+    async def export(
+        self, game_id: GameId, request: Request[Any, Any, Any], games: NamedDependency[GameService]
+    ) -> Response[s.GameExport]:
+        """Every event as stored (data and metadata as their exact text) with its chain
+        fields, the variant's rules record, the options, the seats, each hand's commitment and
+        seed, the winners. With `Accept: application/x-ndjson`: the header on the first line,
+        then one event per line. `fairway verify FILE` checks either offline."""
+        rows = await _rows(games, game_id)
+        chain = check_chain(game_id, rows)
+        if chain.failure is not None:
+            raise ApiError(
+                500,
+                "history_corrupt",
+                f"the stored history of game {game_id} fails verification at version "
+                f"{chain.failure.version}; it is not exported",
+            )
+        try:
+            document = export_game(game_id, rows)
+        except ExportRefused as refused:
+            raise ApiError(409, refused.code, refused.detail) from None
+        if request.accept.best_match([NDJSON, "application/json"]) == NDJSON:
+            body = b"".join(ndjson_lines(document))
+            return Response(body, media_type=NDJSON)  # type: ignore[arg-type]
+        return Response(document)

@@ -1,0 +1,99 @@
+"""`fairway audit GAME_ID` (from the event store) and `fairway verify FILE` (from an export,
+no database, no server): two doors onto `audit_game`, printing the same report."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from service.audit.report import AuditReport
+from service.audit.text import report_lines
+
+GAME_ID = re.compile(r"^[0-9a-f]{16}$")
+
+
+def _print(report: AuditReport, as_json: bool) -> int:
+    if as_json:
+        print(msgspec.json.encode(report).decode())
+    else:
+        for line in report_lines(report):
+            print(line, flush=True)
+    return 0 if report.ok else 1
+
+
+async def _read(game_id: str, database_url: str | None, data_dir: Path) -> Any:
+    from events.store import open_store
+    from service.games import stream_id
+
+    store = await open_store(database_url, data_dir, pool_min_size=1, pool_max_size=1)
+    try:
+        return await store.read_stored(stream_id(game_id))
+    finally:
+        await store.close()
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from events.store import StoreError
+    from service.audit.audit import audit_game
+    from service.settings import Settings
+
+    if not GAME_ID.fullmatch(args.game_id):
+        print(f"fairway audit: {args.game_id!r} is not a game id (16 hex digits)", file=sys.stderr)
+        return 2
+    settings = Settings.from_env()
+    url = args.url if args.url is not None else settings.database_url
+    data_dir = args.data_dir if args.data_dir is not None else settings.data_dir
+    if args.data_dir is not None:
+        url = None
+    try:
+        rows = asyncio.run(_read(args.game_id, url, data_dir))
+    except StoreError as error:
+        print(f"fairway audit: the event store: {error}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"fairway audit: no game {args.game_id} in the store", file=sys.stderr)
+        return 2
+    return _print(audit_game(args.game_id, rows), args.json)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from service.audit.offline import verify_export
+    from service.audit.receipts import receipt_checks
+
+    try:
+        text = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+        extra = () if args.receipts is None else (Path(args.receipts).read_bytes(),)
+    except OSError as error:
+        print(f"fairway verify: {error}", file=sys.stderr)
+        return 2
+    try:
+        report = verify_export(text, receipts=receipt_checks(*extra, keys=args.key))
+    except ValueError as error:
+        print(f"fairway verify: {args.file}: {error}", file=sys.stderr)
+        return 2
+    return _print(report, args.json)
+
+
+def add_commands(sub: Any) -> None:
+    a = sub.add_parser("audit", help="audit a game's stored history (chain, deals, moves, scores)")
+    a.add_argument("game_id")
+    where = a.add_mutually_exclusive_group()
+    where.add_argument("--url", default=None, help="PostgreSQL URL (default: DATABASE_URL)")
+    where.add_argument("--data-dir", type=Path, default=None, help="the embedded store's directory")
+    a.add_argument("--json", action="store_true", help="print the report as JSON")
+    a.set_defaults(run=_audit)
+
+    v = sub.add_parser("verify", help="verify an exported game offline (no database, no server)")
+    v.add_argument("file", help="the export, JSON or NDJSON ('-': standard input)")
+    v.add_argument("--receipts", default=None, help="a JSON list of signed receipts to check")
+    v.add_argument(
+        "--key", action="append", default=[], help="KEY_ID=HEX public key of the receipts"
+    )
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+    v.set_defaults(run=_verify)
