@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from projections.base import Projection
 from projections.lobby import LobbyProjection
+from projections.players import Players
+from projections.replay import Replays
+from projections.scoreboard import Scoreboard
 
-PROJECTIONS: tuple[Projection, ...] = (LobbyProjection(),)
+PROJECTIONS: tuple[Projection, ...] = (LobbyProjection(), Scoreboard(), Players(), Replays())
 
 
 def by_name(name: str) -> Projection:

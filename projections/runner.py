@@ -10,6 +10,10 @@ finds the checkpoint moved and reads again.
 The runner, not the projection, checks each stream's version: an event at or below the
 version applied is a redelivery and does nothing; one past the next is a gap, an error that
 stops the projection (it is never skipped).
+
+A projection may also have `async prepare(events, feed)`, awaited before each batch is
+folded: the scoreboard and the replay fold the game's domain state there
+(projections/folds.py), reading the event store only when a game is not in their cache.
 """
 
 from __future__ import annotations
@@ -76,6 +80,9 @@ class Runner:
             if snapshot.checkpoint != start:  # another runner moved it: read on from there
                 self.checkpoint = snapshot.checkpoint
                 continue
+            prepare = getattr(self.projection, "prepare", None)
+            if prepare is not None:  # a projection that folds the domain beside the feed
+                await prepare(events, self.feed)
             changes, applied = self.fold(events, snapshot.docs, snapshot.versions)
             end = events[-1].checkpoint
             outcome = await self.store.commit(name, number, start, end, changes)
