@@ -2,9 +2,9 @@
 
 Whose turn it is cannot be read off the events in every variant (Tens-shedding's order, the
 turns owed after going out): only the decider knows, by folding. A projection that needs it
-holds a `GameFolds` and has the runner await `prepare(batch)` before it calls `keys` and
-`apply` for that batch (the one hook the runner gives: a projection without `prepare` is
-left alone). `prepare` folds each game event of the batch with the decider that plays it
+holds a `GameFolds` and has the runner await its `prepare(batch, feed)` before it calls
+`apply` for that batch (the one hook the runner gives, projections/runner.py: a projection
+without `prepare` is left alone). `prepare` folds each game event of the batch with the decider that plays it
 (`domain.variants.start`, `Decider.evolve`, `Decider.status`) and remembers, for each event,
 the status just after it; `apply` then reads that as one more input, so it stays a pure
 function of (event, docs, fold).
@@ -17,6 +17,7 @@ costs about 3 µs an event (benchmarks/readmodels_bench.py).
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -94,21 +95,30 @@ class GameFolds:
         self._games: OrderedDict[str, GameFold] = OrderedDict()
         self._events = 0
         self._after: dict[tuple[str, int], tuple[Status | None, GameFold]] = {}
+        self._lock = asyncio.Lock()
         self.refolds = 0
         """How many folds came from the event store (misses), for metrics and tests."""
 
-    async def prepare(self, batch: Sequence[RecordedEvent]) -> None:
+    async def prepare(
+        self, batch: Sequence[RecordedEvent], read_stream: ReadStream | None = None
+    ) -> None:
         """Fold every game event of `batch`; afterwards `status_after` and `history` answer
-        for each of them."""
-        self._after.clear()
-        for event in batch:
-            if game_id(event) is None:
-                continue
-            fold = await self._fold_before(event.stream_id, event.version)
-            fold.add(event.version, event.data)
-            self._events += 1
-            self._after[(event.stream_id, event.version)] = (fold.status(), fold)
-        self._evict()
+        for each of them (until the next `prepare`). A game not in the cache is read from
+        `read_stream` (default: the one given at construction). Two runners sharing this
+        cache take turns: one batch is prepared at a time, and each folds its batch as soon
+        as its `prepare` returns, with nothing awaited in between."""
+        async with self._lock:
+            if read_stream is not None:
+                self._read_stream = read_stream
+            self._after.clear()
+            for event in batch:
+                if game_id(event) is None:
+                    continue
+                fold = await self._fold_before(event.stream_id, event.version)
+                fold.add(event.version, event.data)
+                self._events += 1
+                self._after[(event.stream_id, event.version)] = (fold.status(), fold)
+            self._evict()
 
     def status_after(self, event: RecordedEvent) -> Status | None:
         """The game's status just after `event` (None before `game.started`)."""

@@ -28,7 +28,7 @@ import msgspec
 
 from events.schema import EVENT_TYPES
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
-from events.store.base import RecordedEvent
+from events.store.base import EventStore, RecordedEvent
 from projections.base import Doc, IndexAdd, Put, Write
 from projections.folds import GameFolds, game_id
 
@@ -48,11 +48,11 @@ class Replays:
     name = "replay"
     version = 1
 
-    def __init__(self, folds: GameFolds) -> None:
-        self.folds = folds
+    def __init__(self, folds: GameFolds | None = None) -> None:
+        self.folds = folds or GameFolds(play=False)
 
-    async def prepare(self, batch: Sequence[RecordedEvent]) -> None:
-        await self.folds.prepare(batch)
+    async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
+        await self.folds.prepare(batch, None if feed is None else feed.read_stream)
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         return ()

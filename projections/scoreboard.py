@@ -19,7 +19,7 @@ import msgspec
 from domain.decider import Status
 from events.schema.common import HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
-from events.store.base import RecordedEvent
+from events.store.base import EventStore, RecordedEvent
 from projections.base import Doc, Put, Write
 from projections.folds import GameFolds, game_id
 
@@ -63,11 +63,11 @@ class Scoreboard:
     name = "scoreboard"
     version = 1
 
-    def __init__(self, folds: GameFolds) -> None:
-        self.folds = folds
+    def __init__(self, folds: GameFolds | None = None) -> None:
+        self.folds = folds or GameFolds()
 
-    async def prepare(self, batch: Sequence[RecordedEvent]) -> None:
-        await self.folds.prepare(batch)
+    async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
+        await self.folds.prepare(batch, None if feed is None else feed.read_stream)
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         game = game_id(event)
