@@ -61,7 +61,7 @@ async def append_interleaved(
     store: EventStore,
     games: Sequence[tuple[str, list[Any]]],
     seed: int = 0,
-    most: int = 6,
+    most: int = 24,
 ) -> int:
     """Append every game's events, a few at a time, games taking turns at random (as
     concurrent games do); the number of events appended."""
