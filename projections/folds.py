@@ -26,6 +26,7 @@ from typing import Any
 from domain.decider import Decider, Status
 from domain.variants import start
 from events.schema.common import GameEnded, GameStarted
+from events.schema.lobby import EVENTS as LOBBY_EVENTS
 from events.store.base import RecordedEvent
 
 ReadStream = Callable[[str, int, int], Awaitable[Sequence[RecordedEvent]]]
@@ -67,7 +68,7 @@ class GameFold:
             return
         if isinstance(event, GameStarted):
             self.decider, self.state = start(event)
-        elif self.decider is not None:
+        elif self.decider is not None and not isinstance(event, LOBBY_EVENTS):
             self.state = self.decider.evolve(self.state, event)
 
     def status(self) -> Status | None:

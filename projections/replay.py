@@ -2,8 +2,9 @@
 
 At each `hand.ended` the hand's events are stored at `hand:<game_id>:<hand>`: from its
 `hand.dealt` (the first hand from `game.started`) through that `hand.ended`, as
-`[version, event]` pairs in the events' stored JSON shape; the hand's number goes into the
-index `hands:<game_id>`. At `game.ended` the last hand is written again with the event that
+`[version, event]` pairs in the events' stored JSON shape, the lobby's events left out (a
+seat's seed, a seed chain extended mid-game: not on the table, and a chain's secret stays
+secret until the game is over); the hand's number goes into the index `hands:<game_id>`. At `game.ended` the last hand is written again with the event that
 closes it. Hands 1..h laid end to end are the game's play from its start through hand h,
 which is what `service.replay.replay_hand` folds to show hand h step by step: the replay is
 computed where it is served, by the same decider path as every other replay (`events_of`
@@ -28,6 +29,7 @@ import msgspec
 
 from events.schema import EVENT_TYPES
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
+from events.schema.lobby import EVENTS as LOBBY_EVENTS
 from events.store.base import EventStore, RecordedEvent
 from projections.base import Doc, IndexAdd, Put, Write
 from projections.folds import GameFolds, game_id
@@ -63,7 +65,11 @@ class Replays:
             return ()
         history = self.folds.history(event)
         hand, first = _hand_start(history)
-        events = [[version, msgspec.to_builtins(e)] for version, e in history[first - 1 :]]
+        events = [
+            [version, msgspec.to_builtins(e)]
+            for version, e in history[first - 1 :]
+            if not isinstance(e, LOBBY_EVENTS)
+        ]
         return (
             Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),
             IndexAdd(hands_index(game), str(hand), hand),

@@ -17,7 +17,13 @@ from typing import Any
 from domain.simulate import play_game
 from domain.variants import DECIDERS, bot
 from events.schema.common import GameOptions
-from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.schema.lobby import (
+    GameCreated,
+    SeatClaimed,
+    SeatReleased,
+    SeatSeedSet,
+    SeedChainExtended,
+)
 from events.store.base import RecordedEvent
 
 NAMES = ("Ada", "Bo", "Cyd", "Dee", "Eli", "Fay", "Gus")
@@ -37,20 +43,42 @@ def game_events(rng: random.Random, variant: str, game: int) -> list[Any]:
     decider = DECIDERS[variant]
     players = rng.randint(decider.min_players, min(decider.max_players, decider.min_players + 2))
     options = _OPTIONS[variant]
-    events: list[Any] = [GameCreated(variant, players, options, "0" * 64, f"game {game}")]
+    events: list[Any] = [
+        GameCreated(
+            variant,
+            players,
+            options,
+            "0" * 64,
+            f"game {game}",
+            rng.randbytes(32).hex(),
+            4,
+            rng.randbytes(32).hex(),
+        )
+    ]
     for seat in range(players):
         events.append(SeatClaimed(seat, rng.choice(NAMES), "1" * 64))
         if rng.random() < 0.2:
             events.append(SeatReleased(seat))
             events.append(SeatClaimed(seat, rng.choice(NAMES), "2" * 64))
+        if rng.random() < 0.3:
+            events.append(SeatSeedSet(seat, rng.randbytes(32).hex()))
     shape = rng.random()
     if shape < 0.1:
         return events[: rng.randint(1, len(events))]  # a lobby that never started
     bots = [bot(rng.choice(("random", "greedy")), variant) for _ in range(players)]
     played = play_game(decider, players, bots, rng.randbytes(32), rng, options)
-    events.extend(played.events)
+    play = list(played.events)
+    for _ in range(rng.randint(0, 2)):  # the lobby goes on during play: seeds, chains
+        at = rng.randint(1, len(play))
+        extra = (
+            SeatSeedSet(rng.randrange(players), rng.randbytes(32).hex())
+            if rng.random() < 0.5
+            else SeedChainExtended(5, 4, rng.randbytes(32).hex(), rng.randbytes(32).hex())
+        )
+        play.insert(at, extra)
+    events.extend(play)
     if shape < 0.3:
-        return events[: rng.randint(len(events) - len(played.events), len(events))]
+        return events[: rng.randint(len(events) - len(play), len(events))]
     return events
 
 

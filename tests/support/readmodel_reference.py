@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from domain.variants import fold
+from events.schema import lobby
 from events.schema.common import GameEnded, GameStarted, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
@@ -37,7 +38,7 @@ def scoreboards(feed: list[RecordedEvent]) -> dict[str, Any]:
     for stream_id, recorded in streams_of(feed).items():
         game = stream_id.removeprefix("game:")
         events = [r.data for r in recorded]
-        play = [e for e in events if not isinstance(e, GameCreated | SeatClaimed | SeatReleased)]
+        play = [e for e in events if not isinstance(e, lobby.EVENTS)]
         status = None
         if play:
             decider, state = fold(play)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from events.schema.common import GameEnded, HandDealt, HandEnded
+from events.schema.lobby import GameCreated, SeedChainExtended
 from events.store.base import RecordedEvent
 from projections.folds import GameFolds
 from projections.players import Players
@@ -50,12 +51,15 @@ def everything(model: DictModel) -> list[str]:
 
 
 def live_seeds(feed: list[RecordedEvent]) -> set[str]:
-    """Seeds of hands dealt in `feed` but not ended in it."""
+    """Seeds of hands dealt in `feed` but not ended in it, and the seed chains' secrets
+    (secret until the game is over, and no read model has a use for them)."""
     dealt = {(e.stream_id, e.data.hand): e.data.seed for e in feed if isinstance(e.data, HandDealt)}
     for e in feed:
         if isinstance(e.data, HandEnded):
             dealt.pop((e.stream_id, e.data.hand), None)
-    return set(dealt.values())
+    secrets = {e.data.seed_secret for e in feed if isinstance(e.data, GameCreated)}
+    secrets |= {e.data.secret for e in feed if isinstance(e.data, SeedChainExtended)}
+    return set(dealt.values()) | secrets
 
 
 def hand_ends(feed: list[RecordedEvent]) -> dict[tuple[str, int], int]:
