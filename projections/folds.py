@@ -4,10 +4,10 @@ Whose turn it is cannot be read off the events in every variant (Tens-shedding's
 turns owed after going out): only the decider knows, by folding. A projection that needs it
 holds a `GameFolds` and has the runner await its `prepare(batch, feed)` before it calls
 `apply` for that batch (the one hook the runner gives, projections/runner.py: a projection
-without `prepare` is left alone). `prepare` folds each game event of the batch with the decider that plays it
-(`domain.variants.start`, `Decider.evolve`, `Decider.status`) and remembers, for each event,
-the status just after it; `apply` then reads that as one more input, so it stays a pure
-function of (event, docs, fold).
+without `prepare` is left alone). `prepare` folds each game event of the batch with the
+decider that plays it (`domain.variants.start`, `Decider.evolve`, `Decider.status`) and
+remembers, for each event, the status just after it; `apply` then reads that as one more
+input, so it stays a pure function of (event, docs, fold).
 
 The fold of each game is kept in this process (a cache bounded in events, least recently
 used out first) and refolded from the event store on a miss: after a restart, an eviction,

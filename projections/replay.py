@@ -1,14 +1,14 @@
 """Finished hands, kept in the projection store so a replay never reads the event store.
 
 At each `hand.ended` the hand's events are stored at `hand:<game_id>:<hand>`: from its
-`hand.dealt` (the first hand from `game.started`) through that `hand.ended`, as
-`[version, event]` pairs in the events' stored JSON shape, the lobby's events left out (a
-seat's seed, a seed chain extended mid-game: not on the table, and a chain's secret stays
-secret until the game is over); the hand's number goes into the index `hands:<game_id>`. At `game.ended` the last hand is written again with the event that
-closes it. Hands 1..h laid end to end are the game's play from its start through hand h,
-which is what `service.replay.replay_hand` folds to show hand h step by step: the replay is
-computed where it is served, by the same decider path as every other replay (`events_of`
-reads the documents back).
+`hand.dealt` (the first hand from `game.started`) through that `hand.ended`, as `[version,
+event]` pairs in the events' stored JSON shape, the lobby's events left out (a seat's seed,
+a seed chain extended mid-game: not on the table, and a chain's secret stays secret until
+the game is over); the hand's number goes into the index `hands:<game_id>`. At `game.ended`
+the last hand is written again with the event that closes it. Hands 1..h laid end to end are
+the game's play from its start through hand h, which is what `service.replay.replay_hand`
+folds to show hand h step by step: the replay is computed where it is served, by the same
+decider path as every other replay (`events_of` reads the documents back).
 
 Why the events and not the finished `HandReplay` itself: a replay holds the whole table
 after every step (160 KB for an average hand, 500 KB for a long one), and building it at
