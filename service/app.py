@@ -25,6 +25,7 @@ from service.api.contract_doc import complete
 from service.api.games import GameController
 from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
+from service.api.readmodels import PlayerController, ReadModelController
 from service.api.seeds import ReceiptKeyController, SeatSeedController
 from service.api.variants import VariantController
 from service.games import GameService
@@ -169,6 +170,8 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             ProjectionsController,
             SeatSeedController,
             ReceiptKeyController,
+            ReadModelController,
+            PlayerController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),

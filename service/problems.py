@@ -63,6 +63,7 @@ SERVICE_CODES: dict[str, str] = {
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",
     "projections_unavailable": "the read models are unavailable (Redis, or being rebuilt)",
+    "player_not_found": "no game has started with a seat of that name",
     "hand_not_found": "the game has no such hand",
     "hand_in_play": "the hand is still in play; it is shown once it is over",
     "game_in_play": "the game is not over; only a finished game is exported",
