@@ -26,9 +26,9 @@ from projections.redis_store import RedisProjectionStore
 from projections.runner import Runner, VersionGap
 from projections.status import statuses
 from projections.store import ProjectionStore
-from tests.integration.projections.conftest import forget
 from tests.support.lobby_oracle import expected_listings
 from tests.support.played_games import append_interleaved, game_streams
+from tests.support.redis_keys import forget
 from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration
@@ -260,3 +260,15 @@ async def test_while_redis_is_down_readers_get_unavailable_and_the_projector_cat
         finally:
             await store.close()
             await forget(redis14_url, prefix)
+
+
+async def test_a_build_abandoned_half_way_is_dropped_by_the_next_one(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(8, 14), 14)
+    abandoned = await pstore.begin("lobby", 1)
+    await Runner(LobbyProjection(), pstore, feed, batch=20).step(abandoned.number)
+    assert await pstore.dump("lobby", abandoned.number) != {}
+    live = await Projector([LobbyProjection()], pstore, feed, grace=0).ensure(LobbyProjection())
+    assert await pstore.generations("lobby") == [live]
+    assert await pstore.dump("lobby", abandoned.number) == {}
