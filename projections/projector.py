@@ -87,9 +87,12 @@ class Projector:
                 raise GenerationGone(name)
             return live
         self._emit("projection_built", projection=name, generation=fresh.number)
-        if replacing is not None:
-            await asyncio.sleep(self.grace)  # readers may still hold the old alias
-            await self.store.drop(name, replacing)
+        await asyncio.sleep(self.grace if replacing is not None else 0)  # readers' alias cache
+        for older in await self.store.generations(name):
+            # The one replaced, and any left by a build that was killed or lost the race (a
+            # runner still building one finds it gone and follows the alias instead).
+            if older < fresh.number:
+                await self.store.drop(name, older)
         return fresh.number
 
     async def rebuild(self, name: str) -> int:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import Parameter
+from litestar.params import Body, Parameter
 
 from events.store import StoredRow
 from projections.base import ProjectionReader
@@ -23,6 +23,7 @@ from service.api.games import GameId, IfNoneMatch, answer
 from service.audit import AuditReport, audit_game
 from service.audit.chain import check_chain
 from service.audit.export import ExportRefused, export_game, ndjson_lines
+from service.audit.receipts import check_receipts
 from service.games import GameService, stream_id
 from service.problems import PROBLEM_JSON, ApiError, Problem
 from service.readmodels import finished_hand
@@ -43,6 +44,7 @@ REPLAY = docs.READ | {
     409: _problem("The hand is still in play (`hand_in_play`): it is shown once it is over"),
 }
 AUDIT = docs.problems(400, 429, 503) | {404: _problem("No such game (`game_not_found`)")}
+AUDIT_POST = AUDIT | docs.problems(413, 415, 422)
 EXPORT = AUDIT | {
     409: _problem("The game is not over (`game_in_play`)"),
     500: _problem("The stored history fails verification (`history_corrupt`)"),
@@ -104,6 +106,32 @@ class AuditController(Controller):
         rows = await _rows(games, game_id)
         return await asyncio.to_thread(audit_game, game_id, rows, public=True)
 
+    @post(
+        "/{game_id:str}/audit",
+        operation_id="auditGameWithReceipts",
+        summary="The audit, with receipts checked against the stored history",
+        status_code=200,
+        responses=AUDIT_POST,
+    )
+    async def audit_receipts(
+        self,
+        game_id: GameId,
+        data: Annotated[
+            s.ReceiptsToCheck, Body(description="The receipts you hold (at most 100).")
+        ],
+        games: NamedDependency[GameService],
+    ) -> AuditReport:
+        """As `GET /games/{id}/audit`, and each receipt you hold checked: signed by this
+        service's key, and the stored hash at its version the one it signs. A version the
+        history no longer holds is a deleted tail; another hash there is a rewrite."""
+        rows = await _rows(games, game_id)
+        check, results = check_receipts(
+            game_id, rows, data.receipts, [games.receipt_key.public_key]
+        )
+        return await asyncio.to_thread(
+            audit_game, game_id, rows, public=True, extra=[check], receipts=results
+        )
+
     @get(
         "/{game_id:str}/export",
         operation_id="exportGame",
@@ -130,7 +158,7 @@ class AuditController(Controller):
             document = export_game(game_id, rows)
         except ExportRefused as refused:
             raise ApiError(409, refused.code, refused.detail) from None
-        if request.accept.best_match([NDJSON, "application/json"]) == NDJSON:
+        if request.accept.best_match(["application/json", NDJSON]) == NDJSON:
             body = b"".join(ndjson_lines(document))
             return Response(body, media_type=NDJSON)  # type: ignore[arg-type]
         return Response(document)

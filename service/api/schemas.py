@@ -334,3 +334,9 @@ class ReceiptKeyInfo(msgspec.Struct):
     """A receipt's `key_id`: the first 16 hex digits of SHA-256 of the public key."""
     public_key: str
     """The 32-byte public key, base64url without padding."""
+
+
+class ReceiptsToCheck(msgspec.Struct, forbid_unknown_fields=True):
+    """Receipts to check against the game's stored history."""
+
+    receipts: Annotated[list[Receipt], msgspec.Meta(max_length=100)]

@@ -25,6 +25,7 @@ from service.audit.report import (
     Failure,
     HandAudit,
     HandStatus,
+    ReceiptResult,
 )
 from service.audit.walk import Item, Walk, walk
 
@@ -58,6 +59,7 @@ def audit_game(
     *,
     public: bool = False,
     extra: Sequence[CheckResult] = (),
+    receipts: Sequence[ReceiptResult] = (),
 ) -> AuditReport:
     """Audit the game whose stream holds `rows` (in version order). `extra` adds checks made
     elsewhere (an export's header, receipts) to the report."""
@@ -103,6 +105,7 @@ def audit_game(
         hands=hands,
         checks=checks,
         winners=winners,
+        receipts=list(receipts),
         failures=failures,
     )
 

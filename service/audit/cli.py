@@ -64,18 +64,22 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from service.audit.offline import verify_export
-    from service.audit.receipts import receipt_checks
+    from service.audit.receipts import parse_key, parse_receipts
 
     try:
         text = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-        extra = () if args.receipts is None else (Path(args.receipts).read_bytes(),)
+        held = b"[]" if args.receipts is None else Path(args.receipts).read_bytes()
     except OSError as error:
         print(f"fairway verify: {error}", file=sys.stderr)
         return 2
     try:
-        report = verify_export(text, receipts=receipt_checks(*extra, keys=args.key))
+        receipts = parse_receipts(held)
+        keys = [parse_key(key) for key in args.key]
+        if receipts and not keys:
+            raise ValueError("--receipts needs the service's public key (--key)")
+        report = verify_export(text, receipts, keys)
     except ValueError as error:
-        print(f"fairway verify: {args.file}: {error}", file=sys.stderr)
+        print(f"fairway verify: {error}", file=sys.stderr)
         return 2
     return _print(report, args.json)
 
@@ -93,7 +97,11 @@ def add_commands(sub: Any) -> None:
     v.add_argument("file", help="the export, JSON or NDJSON ('-': standard input)")
     v.add_argument("--receipts", default=None, help="a JSON list of signed receipts to check")
     v.add_argument(
-        "--key", action="append", default=[], help="KEY_ID=HEX public key of the receipts"
+        "--key",
+        action="append",
+        default=[],
+        help="the receipts' public key (base64url, as GET /.well-known/fairway-receipt-key "
+        "gives it, or hex); repeat for several",
     )
     v.add_argument("--json", action="store_true", help="print the report as JSON")
     v.set_defaults(run=_verify)

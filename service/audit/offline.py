@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from service.audit.audit import audit_game
 from service.audit.export import check_export, parse, stored_rows
+from service.audit.receipts import check_receipts
 from service.audit.report import AuditReport, CheckResult
+from service.receipts import Receipt
 
 
-def verify_export(text: bytes, receipts: tuple[CheckResult, ...] = ()) -> AuditReport:
-    """The audit of an export's events plus the check of its header; `ValueError` when the
-    text is not an export at all."""
+def verify_export(
+    text: bytes, receipts: Sequence[Receipt] = (), public_keys: Sequence[bytes] = ()
+) -> AuditReport:
+    """The audit of an export's events, the check of its header, and of any receipts
+    (against `public_keys`); `ValueError` when the text is not an export at all."""
     export = parse(text)
     rows, unreadable = stored_rows(export)
     header = check_export(export, rows)
     if unreadable and header.ok:
         header = CheckResult("export", False, header.checked, unreadable[0])
-    return audit_game(export.game_id, rows, extra=(header, *receipts))
+    extra = [header]
+    results = []
+    if receipts:
+        check, results = check_receipts(export.game_id, rows, receipts, public_keys)
+        extra.append(check)
+    return audit_game(export.game_id, rows, extra=extra, receipts=results)

@@ -7,39 +7,19 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-import redis.asyncio as aioredis
 
 from events.store import EmbeddedStore
 from projections.memory import MemoryProjectionStore
 from projections.redis_store import RedisProjectionStore
 from projections.store import ProjectionStore
-
-REDIS_DB = 14
-"""The Redis database these tests own: the flush tests run FLUSHDB on it, and on no other."""
-
-
-def on_db(url: str, db: int) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{db}"))
+from tests.support.redis_keys import REDIS_DB, forget, on_db
 
 
 @pytest.fixture(scope="session")
 def redis14_url(redis_url: str) -> str:
     return on_db(redis_url, REDIS_DB)
-
-
-async def forget(url: str, prefix: str) -> None:
-    client = aioredis.Redis.from_url(url)
-    try:
-        for pattern in (f"{prefix}:*", f"{{{prefix}:*"):
-            keys = [k async for k in client.scan_iter(match=pattern, count=1000)]
-            if keys:
-                await client.unlink(*keys)
-    finally:
-        await client.aclose()
 
 
 @pytest.fixture
