@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import secrets
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis.asyncio as aioredis
+import structlog
 from readmodels_bench import cpu, feed
 
 from events.store import START, EmbeddedStore
@@ -66,10 +68,12 @@ async def build(store: ProjectionStore, events: EmbeddedStore, names: list[str])
 
 
 async def main() -> None:
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     parser = argparse.ArgumentParser()
     parser.add_argument("--games", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--repeat", type=int, default=3, help="builds of each; the best counts")
     args = parser.parse_args()
     assert {p.name for p in PROJECTIONS} == set(FRESH)
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,16 +84,18 @@ async def main() -> None:
         n = await append_interleaved(events, streams, args.seed, most=40)
         print(f"CPU: {cpu()}")
         print(f"feed: {args.games} games, {n:,} events; batches of 1,000")
-        started = time.perf_counter()
-        assert await read_all(events) == n
-        base = n / (time.perf_counter() - started)
-        print(f"{'bare feed read':<40} {base:>10,.0f} events/s")
+        base = 0.0
+        for _ in range(3):  # the machine is shared: the best of 3 is the least disturbed
+            started = time.perf_counter()
+            assert await read_all(events) == n
+            base = max(base, n / (time.perf_counter() - started))
+        print(f"{'bare feed read (best of 3)':<40} {base:>10,.0f} events/s")
         prefix = f"bench{secrets.token_hex(4)}"
         redis = RedisProjectionStore.from_url(args.redis, prefix, timeout=30.0)
         try:
             for label, store in (("memory", MemoryProjectionStore()), ("redis", redis)):
                 for names in [[name] for name in FRESH] + [list(FRESH)]:
-                    spent = await build(store, events, names)
+                    spent = min([await build(store, events, names) for _ in range(args.repeat)])
                     rate = n / spent
                     what = names[0] if len(names) == 1 else "all four, one after the other"
                     print(
