@@ -65,11 +65,9 @@ class Replays:
             return ()
         history = self.folds.history(event)
         hand, first = _hand_start(history)
-        events = [
-            [version, msgspec.to_builtins(e)]
-            for version, e in history[first - 1 :]
-            if not isinstance(e, LOBBY_EVENTS)
-        ]
+        events = msgspec.to_builtins(
+            [pair for pair in history[first - 1 :] if not isinstance(pair[1], LOBBY_EVENTS)]
+        )
         return (
             Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),
             IndexAdd(hands_index(game), str(hand), hand),
