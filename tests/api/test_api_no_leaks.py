@@ -124,6 +124,7 @@ def check_every_endpoint(
             assert plain.status_code == 200
             assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
             responses.append(plain)
+        responses += read_models(http, table, status.hand, live)
         if live and seed:
             for response in responses:
                 assert seed not in response.text, f"viewer {viewer} saw the live seed"
@@ -137,6 +138,29 @@ def check_every_endpoint(
         assert set(cards_in(answer["legal_actions"])) <= set(known)
         if seed:
             assert seed not in last_action.text
+
+
+def read_models(http: httpx.Client, table: Table, hand: int, live: bool) -> list[httpx.Response]:
+    """The read models' answers (the same for every viewer): the scoreboard and each
+    player's record hold no card at all; a replay is served only for a hand that is over,
+    and the live hand's is refused whole."""
+    responses = []
+    board = http.get(f"/games/{table.game_id}/scoreboard")
+    assert board.status_code in (200, 503)  # 503: the projector has not reached the game yet
+    if board.status_code == 200:
+        assert not cards_in(board.json()), "the scoreboard shows cards"
+        responses.append(board)
+    for seat in range(len(table.tokens)):
+        player = http.get(f"/players/bot {seat}", params={"limit": 3})
+        assert player.status_code in (200, 404, 503)
+        assert not cards_in(player.json()), "a player's record shows cards"
+        responses.append(player)
+    if live and hand >= 1:
+        replay = http.get(f"/games/{table.game_id}/hands/{hand}/replay")
+        assert replay.status_code == 409, "a hand in play was replayed"
+        assert not cards_in(replay.json())
+        responses.append(replay)
+    return responses
 
 
 @pytest.mark.parametrize(
