@@ -25,7 +25,7 @@ from typing import Any
 
 from domain.decider import Decider, Status
 from domain.variants import start
-from events.schema.common import GameEnded, GameStarted
+from events.schema.common import GameEnded, GameStarted, HandDealt
 from events.schema.lobby import EVENTS as LOBBY_EVENTS
 from events.store.base import RecordedEvent
 
@@ -45,23 +45,30 @@ def game_id(event: RecordedEvent) -> str | None:
     return stream[len(GAME_PREFIX) :] if stream.startswith(GAME_PREFIX) else None
 
 
-@dataclass(slots=True)
-class GameFold:
-    """One game folded: its events so far, in version order from 1, and the play state."""
+GAME_WEIGHT = 20
+"""What a game's own fold costs to keep, in events (its play state: about 4 KB, where a
+kept event, decoded, takes about 200 B)."""
 
-    events: list[tuple[int, Any]] = field(default_factory=list)
+
+@dataclass(slots=True, eq=False)
+class GameFold:
+    """One game folded through `version`: its play state (`play`), and (`keep`) its events
+    from `start` on, the hand in play and the last one ended (those before are let go)."""
+
     play: bool = True
-    """Whether to fold the play state; a projection that needs only the events says no."""
+    keep: bool = False
+    version: int = 0
+    start: int = 1
+    """The version of `events[0]`."""
+    events: list[tuple[int, Any]] = field(default_factory=list)
     decider: Decider | None = None
     state: Any = None
     finished: bool = False
 
-    @property
-    def version(self) -> int:
-        return len(self.events)
-
     def add(self, version: int, event: Any) -> None:
-        self.events.append((version, event))
+        self.version = version
+        if self.keep:
+            self.events.append((version, event))
         if isinstance(event, GameEnded):
             self.finished = True
         if not self.play:
@@ -74,27 +81,46 @@ class GameFold:
     def status(self) -> Status | None:
         return None if self.decider is None else self.decider.status(self.state)
 
-    @classmethod
-    def of(cls, events: Sequence[tuple[int, Any]], play: bool = True) -> GameFold:
-        fold = cls(play=play)
-        for version, event in events:
-            fold.add(version, event)
-        return fold
+    def through(self, version: int) -> list[tuple[int, Any]]:
+        return self.events[: version - self.start + 1]
+
+    def let_go(self) -> int:
+        """Forget the events before the last `hand.dealt` of a hand after the first (every
+        earlier hand is over and written); how many were let go."""
+        for at in range(len(self.events) - 1, 0, -1):
+            version, event = self.events[at]
+            if isinstance(event, HandDealt):
+                if event.hand == 1:
+                    return 0
+                del self.events[:at]
+                self.start = version
+                return at
+        return 0
+
+    @property
+    def weight(self) -> int:
+        return len(self.events) + GAME_WEIGHT
 
 
 class GameFolds:
     """The per-game fold cache of one projection in the projector process."""
 
     def __init__(
-        self, read_stream: ReadStream | None = None, max_events: int = 200_000, play: bool = True
+        self,
+        read_stream: ReadStream | None = None,
+        max_events: int = 100_000,
+        play: bool = True,
+        keep: bool = False,
     ) -> None:
-        """`play=False`: keep each game's events only, without folding the play state (the
-        replay projection needs no status)."""
+        """`play`: fold the play state (the scoreboard's status); `keep`: keep the events
+        of the hand in play (the replay's history). `max_events` bounds the cache's weight:
+        kept events plus `GAME_WEIGHT` a game (100,000: about 20 MB)."""
         self._read_stream = read_stream
         self._play = play
-        self._max_events = max_events
+        self._keep = keep
+        self._max_weight = max_events
         self._games: OrderedDict[str, GameFold] = OrderedDict()
-        self._events = 0
+        self._weight = 0
         self._after: dict[tuple[str, int], tuple[Status | None, GameFold]] = {}
         self._lock = asyncio.Lock()
         self.refolds = 0
@@ -111,13 +137,13 @@ class GameFolds:
         async with self._lock:
             if read_stream is not None:
                 self._read_stream = read_stream
-            self._after.clear()
+            self._let_go()
             for event in batch:
                 if game_id(event) is None:
                     continue
                 fold = await self._fold_before(event.stream_id, event.version)
                 fold.add(event.version, event.data)
-                self._events += 1
+                self._weight += self._keep
                 self._after[(event.stream_id, event.version)] = (fold.status(), fold)
             self._evict()
 
@@ -126,8 +152,9 @@ class GameFolds:
         return self._folded(event)[0]
 
     def history(self, event: RecordedEvent) -> list[tuple[int, Any]]:
-        """The game's events from version 1 through `event`, as (version, event)."""
-        return self._folded(event)[1].events[: event.version]
+        """The game's kept events through `event`, as (version, event): from version 1, or
+        from the `hand.dealt` of the hand the event belongs to when that is not the first."""
+        return self._folded(event)[1].through(event.version)
 
     def _folded(self, event: RecordedEvent) -> tuple[Status | None, GameFold]:
         try:
@@ -137,44 +164,53 @@ class GameFolds:
                 f"{event.stream_id} v{event.version} was not in the prepared batch"
             ) from None
 
+    def _let_go(self) -> None:
+        """Between batches (the last one's `apply` is done): forget the events no hand
+        needs any more, of the games the last batch touched."""
+        touched = {stream_id: fold for (stream_id, _), (_, fold) in self._after.items()}
+        self._after.clear()
+        for stream_id, fold in touched.items():
+            if self._games.get(stream_id) is fold:
+                self._weight -= fold.let_go()
+
     async def _fold_before(self, stream_id: str, version: int) -> GameFold:
-        """The game's fold through `version - 1`, from the cache when it is there."""
+        """The game's fold through `version - 1`: from the cache when it is there, else
+        (a miss, or a batch read again behind the cache) from the event store."""
         fold = self._games.get(stream_id)
         if fold is not None and fold.version == version - 1:
             self._games.move_to_end(stream_id)
             return fold
-        if fold is not None and fold.version >= version:  # a batch read again: rewind
-            self._events -= fold.version - (version - 1)
-            fold = GameFold.of(fold.events[: version - 1], self._play)
-        else:
-            if fold is not None:
-                self._events -= fold.version
-            fold = await self._load(stream_id, version - 1)
-            self._events += fold.version
+        if fold is not None:
+            self._weight -= fold.weight
+        fold = await self._load(stream_id, version - 1)
+        fold.let_go()
+        self._weight += fold.weight
         self._games[stream_id] = fold
-        self._games.move_to_end(stream_id)
         return fold
 
     async def _load(self, stream_id: str, through: int) -> GameFold:
+        fold = GameFold(play=self._play, keep=self._keep)
         if through == 0:
-            return GameFold(play=self._play)
+            return fold
         if self._read_stream is None:
             raise FoldError(f"{stream_id}: versions 1..{through} are not folded and no store")
         stored = await self._read_stream(stream_id, 1, through)
         if len(stored) != through:
             raise FoldError(f"{stream_id}: the store has {len(stored)} of versions 1..{through}")
         self.refolds += 1
-        return GameFold.of([(e.version, e.data) for e in stored], self._play)
+        for event in stored:
+            fold.add(event.version, event.data)
+        return fold
 
     def _evict(self) -> None:
         """Finished games first (no event follows `game.ended`), then the least recently
-        used, until the cache holds at most `max_events` events. Games of the batch just
-        prepared stay: their entries in `_after` hold them anyway."""
+        used, until the cache weighs at most its bound. Games of the batch just prepared
+        stay answerable: their entries in `_after` hold them."""
         for stream_id in [s for s, f in self._games.items() if f.finished]:
-            self._events -= self._games.pop(stream_id).version
-        while self._events > self._max_events and len(self._games) > 1:
+            self._weight -= self._games.pop(stream_id).weight
+        while self._weight > self._max_weight and len(self._games) > 1:
             _, fold = self._games.popitem(last=False)
-            self._events -= fold.version
+            self._weight -= fold.weight
 
     @property
     def cached_games(self) -> int:

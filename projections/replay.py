@@ -51,7 +51,7 @@ class Replays:
     version = 1
 
     def __init__(self, folds: GameFolds | None = None) -> None:
-        self.folds = folds or GameFolds(play=False)
+        self.folds = folds or GameFolds(play=False, keep=True)
 
     async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
         await self.folds.prepare(batch, None if feed is None else feed.read_stream)
@@ -66,7 +66,7 @@ class Replays:
         history = self.folds.history(event)
         hand, first = _hand_start(history)
         events = msgspec.to_builtins(
-            [pair for pair in history[first - 1 :] if not isinstance(pair[1], LOBBY_EVENTS)]
+            [pair for pair in history if pair[0] >= first and not isinstance(pair[1], LOBBY_EVENTS)]
         )
         return (
             Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),

@@ -43,7 +43,7 @@ def projections(feed: list[RecordedEvent], max_events: int = 200_000) -> list[An
     return [
         Scoreboard(GameFolds(read, max_events)),
         Players(),
-        Replays(GameFolds(read, max_events, play=False)),
+        Replays(GameFolds(read, max_events, play=False, keep=True)),
     ]
 
 

@@ -101,5 +101,7 @@ async def test_no_projection_holds_what_a_viewer_may_not_know(seed: int) -> None
 
     await project(Scoreboard(GameFolds()), feed, batch=37, after_batch=no_card_nor_seed)
     await project(Players(), feed, batch=37, after_batch=no_card_nor_seed)
-    await project(Replays(GameFolds(play=False)), feed, batch=37, after_batch=finished_hands_only)
+    await project(
+        Replays(GameFolds(play=False, keep=True)), feed, batch=37, after_batch=finished_hands_only
+    )
     assert len(checked) == 3 * -(-len(feed) // 37)

@@ -82,7 +82,7 @@ async def test_after_every_event_the_turn_is_the_deciders() -> None:
 async def test_a_game_not_in_the_cache_is_folded_again_from_the_store() -> None:
     events = a_game("golf", 2)
     calls: list[tuple[int, int]] = []
-    folds = GameFolds(reader(events, calls))
+    folds = GameFolds(reader(events, calls), keep=True)
     await folds.prepare(events[30:31])
     assert calls == [(1, 30)]
     assert folds.refolds == 1
@@ -116,7 +116,7 @@ async def test_the_cache_keeps_at_most_its_bound_and_drops_finished_games() -> N
         [record(f"game:{g:016x}", e.version, e.global_position, e.data) for e in a_game("golf", 2)]
         for g in range(3)
     ]
-    folds = GameFolds(max_events=100)
+    folds = GameFolds(max_events=100, keep=True)
     for events in games:
         await folds.prepare(events[:60])
     assert folds.cached_games == 1  # 3 x 60 events > 100: the oldest went first
