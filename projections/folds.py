@@ -138,13 +138,20 @@ class GameFolds:
             if read_stream is not None:
                 self._read_stream = read_stream
             self._let_go()
+            games, after, keep, play = self._games, self._after, self._keep, self._play
             for event in batch:
-                if game_id(event) is None:
+                stream_id, version = event.stream_id, event.version
+                if not stream_id.startswith(GAME_PREFIX):
                     continue
-                fold = await self._fold_before(event.stream_id, event.version)
-                fold.add(event.version, event.data)
-                self._weight += self._keep
-                self._after[(event.stream_id, event.version)] = (fold.status(), fold)
+                fold = games.get(stream_id)
+                if fold is None or fold.version != version - 1:  # a miss: from the store
+                    fold = await self._fold_before(stream_id, version)
+                fold.add(version, event.data)
+                self._weight += keep
+                after[(stream_id, version)] = (fold.status() if play else None, fold)
+            for stream_id in {stream_id for stream_id, _ in after}:
+                if stream_id in games:
+                    games.move_to_end(stream_id)  # the least recently used go first
             self._evict()
 
     def status_after(self, event: RecordedEvent) -> Status | None:
@@ -178,7 +185,6 @@ class GameFolds:
         (a miss, or a batch read again behind the cache) from the event store."""
         fold = self._games.get(stream_id)
         if fold is not None and fold.version == version - 1:
-            self._games.move_to_end(stream_id)
             return fold
         if fold is not None:
             self._weight -= fold.weight
