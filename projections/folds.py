@@ -28,6 +28,7 @@ from domain.variants import start
 from events.schema.common import GameEnded, GameStarted, HandDealt
 from events.schema.lobby import EVENTS as LOBBY_EVENTS
 from events.store.base import RecordedEvent
+from projections.runner import VersionGap
 
 ReadStream = Callable[[str, int, int], Awaitable[Sequence[RecordedEvent]]]
 """`(stream_id, from_version, limit)` -> the stream's events: `EventStore.read_stream`."""
@@ -111,10 +112,13 @@ class GameFolds:
         max_events: int = 100_000,
         play: bool = True,
         keep: bool = False,
+        name: str = "",
     ) -> None:
         """`play`: fold the play state (the scoreboard's status); `keep`: keep the events
         of the hand in play (the replay's history). `max_events` bounds the cache's weight:
-        kept events plus `GAME_WEIGHT` a game (100,000: about 20 MB)."""
+        kept events plus `GAME_WEIGHT` a game (100,000: about 20 MB). `name`: the
+        projection's, for the error that stops it when a game's stream has a gap."""
+        self.name = name
         self._read_stream = read_stream
         self._play = play
         self._keep = keep
@@ -201,8 +205,8 @@ class GameFolds:
         if self._read_stream is None:
             raise FoldError(f"{stream_id}: versions 1..{through} are not folded and no store")
         stored = await self._read_stream(stream_id, 1, through)
-        if len(stored) != through:
-            raise FoldError(f"{stream_id}: the store has {len(stored)} of versions 1..{through}")
+        if len(stored) != through:  # the feed has moved past versions the stream lacks
+            raise VersionGap(self.name, stream_id, len(stored), through + 1)
         self.refolds += 1
         for event in stored:
             fold.add(event.version, event.data)

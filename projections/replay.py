@@ -51,7 +51,7 @@ class Replays:
     version = 1
 
     def __init__(self, folds: GameFolds | None = None) -> None:
-        self.folds = folds or GameFolds(play=False, keep=True)
+        self.folds = folds or GameFolds(play=False, keep=True, name="replay")
 
     async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
         await self.folds.prepare(batch, None if feed is None else feed.read_stream)

@@ -64,7 +64,7 @@ class Scoreboard:
     version = 1
 
     def __init__(self, folds: GameFolds | None = None) -> None:
-        self.folds = folds or GameFolds()
+        self.folds = folds or GameFolds(name="scoreboard")
 
     async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
         await self.folds.prepare(batch, None if feed is None else feed.read_stream)

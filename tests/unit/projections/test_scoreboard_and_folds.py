@@ -14,6 +14,7 @@ from events.schema.common import GameOptions, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
 from projections.folds import FoldError, GameFolds
+from projections.runner import VersionGap
 from projections.scoreboard import Scoreboard
 from tests.support.dict_projector import project
 from tests.support.feeds import record
@@ -97,10 +98,13 @@ async def test_without_a_store_a_miss_is_an_error_not_a_guess() -> None:
         await GameFolds().prepare(events[10:11])
 
 
-async def test_a_store_that_lacks_events_is_an_error() -> None:
+async def test_a_store_that_lacks_events_stops_the_projection_as_a_gap() -> None:
+    """The runner stops a projection at a gap (state failed, logged, in status): a game
+    whose stored stream lacks versions the feed has gone past is one."""
     events = a_game("golf", 2)
-    with pytest.raises(FoldError, match=r"has 5 of versions 1\.\.10"):
-        await GameFolds(reader(events[:5], [])).prepare(events[10:11])
+    with pytest.raises(VersionGap, match="jumps from version 5 to 11") as gap:
+        await GameFolds(reader(events[:5], []), name="scoreboard").prepare(events[10:11])
+    assert (gap.value.stream_id, gap.value.applied, gap.value.found) == (STREAM, 5, 11)
 
 
 async def test_an_event_outside_the_prepared_batch_is_refused() -> None:
