@@ -12,8 +12,9 @@ decider path as every other replay (`events_of` reads the documents back).
 
 Why the events and not the finished `HandReplay` itself: a replay holds the whole table
 after every step (160 KB for an average hand, 500 KB for a long one), and building it at
-each `hand.ended` capped a rebuild at about 3,600 events/s; the events are a fifth of that
-size and cost the rebuild almost nothing (docs/BENCHMARKS.md, "Read models").
+each `hand.ended` capped a rebuild at about 3,600 events/s; the events take a twentieth of
+the room (7.5 KB an average hand) and a small share of the rebuild (docs/BENCHMARKS.md,
+"Read models").
 
 Only finished hands are ever written: the events of a hand in play stay in the projector's
 memory (`GameFolds`) until its `hand.ended`. Once a hand is over, everything about it is
