@@ -85,10 +85,9 @@ async def list_games(
     status: Annotated[
         ListingStatus | None, Parameter(description="Only games in this state")
     ] = None,
-    open_: Annotated[
+    open: Annotated[  # the query parameter's own name (shadows the builtin here only)
         bool | None,
         Parameter(
-            query="open",
             description="true: only games in their lobby with a free seat; false: only "
             "games without one",
         ),
@@ -103,11 +102,11 @@ async def list_games(
         Parameter(max_length=400, description="The `next_cursor` of the previous page"),
     ] = None,
 ) -> GameList:
-    if open_ and status not in (None, "lobby"):
+    if open and status not in (None, "lobby"):
         return GameList([], None)  # only games in their lobby can be open
     if updated_after is not None and updated_after.tzinfo is None:
         raise ApiError(400, "invalid_request", "updated_after needs a time zone offset (e.g. Z)")
-    index = lobby.index_name(variant, status, open_=bool(open_))
+    index = lobby.index_name(variant, status, open_=bool(open))
     low = float("-inf") if updated_after is None else lobby.score(updated_after) + 1
     games: list[GameListing] = []
     while True:  # `open=false` is sifted from its index: read on until the page is full
@@ -124,7 +123,7 @@ async def list_games(
         for doc in docs:
             if doc is None:
                 continue  # removed between the index read and this one
-            if open_ is False and doc["status"] == "lobby" and doc["free_seats"]:
+            if open is False and doc["status"] == "lobby" and doc["free_seats"]:
                 continue
             games.append(msgspec.convert(doc, GameListing))
         cursor = page.next_cursor
