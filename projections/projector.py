@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import structlog
 
-from events.store.base import EventStore, StoreUnavailable
+from events.store.base import EventStore, RecordedEvent, StoreUnavailable
 from projections.base import Projection, ProjectionsUnavailable
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
@@ -55,6 +55,7 @@ class Projector:
         poll: float = POLL,
         batch: int = BATCH,
         grace: float = 2 * ALIAS_TTL,
+        observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
         self.projections = list(projections)
         self.store = store
@@ -62,6 +63,7 @@ class Projector:
         self.poll = poll
         self.batch = batch
         self.grace = grace
+        self.observe = observe
         self.progress = {p.name: Progress() for p in self.projections}
 
     # ---- building ---------------------------------------------------------------------------
@@ -72,7 +74,7 @@ class Projector:
         name = projection.name
         fresh = await self.store.begin(name, projection.version)
         self._note(name, "rebuilding", replacing, generation_building=fresh.number)
-        runner = Runner(projection, self.store, self.feed, self.batch)
+        runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         try:
             while await runner.step(fresh.number):
                 self.progress[name].applied = runner.applied
@@ -152,7 +154,7 @@ class Projector:
         name = projection.name
         number = await self.ensure(projection)
         self._note(name, "running", number)
-        runner = Runner(projection, self.store, self.feed, self.batch)
+        runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         checked = time.monotonic()
         while True:
             try:

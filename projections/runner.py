@@ -14,6 +14,8 @@ stops the projection (it is never skipped).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from events.store.base import Checkpoint, EventStore, RecordedEvent
 from projections.base import Delete, Doc, Projection, Put
 from projections.store import Changes, Outcome, ProjectionStore
@@ -44,8 +46,11 @@ class Runner:
         store: ProjectionStore,
         feed: EventStore,
         batch: int = BATCH,
+        observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
         self.projection = projection
+        self.observe = observe
+        """Called with each batch once it is committed (the lag benchmark times them)."""
         self.store = store
         self.feed = feed
         self.batch = batch
@@ -68,7 +73,8 @@ class Runner:
             events = await self.feed.read_feed(start, limit=self.batch)
             if not events:
                 return 0
-            keys = list(dict.fromkeys(k for e in events for k in self.projection.keys(e)))
+            named = [self.projection.keys(e) for e in events]
+            keys = list(dict.fromkeys(k for each in named for k in each))
             streams = list(dict.fromkeys(e.stream_id for e in events))
             snapshot = await self.store.snapshot(name, number, keys, streams)
             if snapshot is None:
@@ -76,7 +82,7 @@ class Runner:
             if snapshot.checkpoint != start:  # another runner moved it: read on from there
                 self.checkpoint = snapshot.checkpoint
                 continue
-            changes, applied = self.fold(events, snapshot.docs, snapshot.versions)
+            changes, applied = self.fold(events, snapshot.docs, snapshot.versions, named)
             end = events[-1].checkpoint
             outcome = await self.store.commit(name, number, start, end, changes)
             if outcome is Outcome.GONE:
@@ -86,30 +92,36 @@ class Runner:
                 continue
             self.checkpoint = end
             self.applied += applied
+            if self.observe is not None:
+                self.observe(events)
             return len(events)
 
     def fold(
         self,
-        events: list[RecordedEvent],
+        events: Sequence[RecordedEvent],
         docs: dict[str, Doc | None],
         versions: dict[str, int],
+        named: Sequence[Sequence[str]] | None = None,
     ) -> tuple[Changes, int]:
         """The batch's net writes, each event applied to the docs as the batch's earlier
-        events left them, and how many events were applied (not redelivered)."""
+        events left them, and how many events were applied (not redelivered). `named`: each
+        event's `keys`, when the caller has them already."""
         changes = Changes()
+        add = changes.add
+        apply = self.projection.apply
+        keys_of = self.projection.keys
         applied_here = 0
-        projection = self.projection
-        for event in events:
-            applied = versions.get(event.stream_id, 0)
+        for i, event in enumerate(events):
+            stream = event.stream_id
+            applied = versions.get(stream, 0)
             if event.version <= applied:
                 continue  # redelivered: applied before
             if event.version != applied + 1:
-                raise VersionGap(projection.name, event.stream_id, applied, event.version)
-            versions[event.stream_id] = event.version
-            changes.versions[event.stream_id] = event.version
-            seen = {key: docs.get(key) for key in projection.keys(event)}
-            for write in projection.apply(event, seen):
-                changes.add(write)
+                raise VersionGap(self.projection.name, stream, applied, event.version)
+            versions[stream] = changes.versions[stream] = event.version
+            keys = keys_of(event) if named is None else named[i]
+            for write in apply(event, {key: docs.get(key) for key in keys}):
+                add(write)
                 if isinstance(write, Put):
                     docs[write.key] = write.doc
                 elif isinstance(write, Delete):
