@@ -14,6 +14,7 @@ stops the projection (it is never skipped).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 
 from events.store.base import Checkpoint, EventStore, RecordedEvent
@@ -58,6 +59,9 @@ class Runner:
         """Where the generation stood after this runner's last read or commit."""
         self.applied = 0
         """Events applied by this runner (redeliveries not counted)."""
+        self._ahead: tuple[Checkpoint, asyncio.Task[list[RecordedEvent]]] | None = None
+        """The next page, read while a full batch commits (catching up overlaps the feed's
+        query with Redis and the fold)."""
 
     async def step(self, number: int) -> int:
         """Apply the next batch to generation `number`; the number of events read from the
@@ -70,7 +74,7 @@ class Runner:
                     raise GenerationGone(name)
                 self.checkpoint = snapshot.checkpoint
             start = self.checkpoint
-            events = await self.feed.read_feed(start, limit=self.batch)
+            events = await self._read(start)
             if not events:
                 return 0
             named = [self.projection.keys(e) for e in events]
@@ -84,7 +88,11 @@ class Runner:
                 continue
             changes, applied = self.fold(events, snapshot.docs, snapshot.versions, named)
             end = events[-1].checkpoint
+            if len(events) == self.batch:  # catching up: read the next page meanwhile
+                self._prefetch(end)
             outcome = await self.store.commit(name, number, start, end, changes)
+            if outcome is not Outcome.COMMITTED:
+                self.discard()
             if outcome is Outcome.GONE:
                 raise GenerationGone(name)
             if outcome is Outcome.MOVED:
@@ -95,6 +103,27 @@ class Runner:
             if self.observe is not None:
                 self.observe(events)
             return len(events)
+
+    async def _read(self, start: Checkpoint) -> list[RecordedEvent]:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == start:
+            return await ahead[1]
+        if ahead is not None:
+            ahead[1].cancel()
+        return await self.feed.read_feed(start, limit=self.batch)
+
+    def _prefetch(self, after: Checkpoint) -> None:
+        self.discard()
+        task = asyncio.create_task(self.feed.read_feed(after, limit=self.batch))
+        # Retrieved by the next step, or dropped: either way its failure is not news.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        self._ahead = (after, task)
+
+    def discard(self) -> None:
+        """Drop a page read ahead (the runner is abandoned, or its checkpoint moved)."""
+        if self._ahead is not None:
+            self._ahead[1].cancel()
+            self._ahead = None
 
     def fold(
         self,
