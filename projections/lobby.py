@@ -7,8 +7,9 @@ events' secret fields never reach a listing.
 
 Indexes (sorted sets of game ids, scored by the last change in microseconds since the epoch,
 so the most recently active games page first): `all`, `status:<status>`, `open` (in its
-lobby with a free seat), and each of those per variant (`variant:<v>`,
-`variant:<v>:status:<status>`, `variant:<v>:open`).
+lobby with a free seat) and `closed` (every other game), and each of those per variant
+(`variant:<v>`, `variant:<v>:status:<status>`, `variant:<v>:open`, `variant:<v>:closed`).
+Every filter `GET /games` offers is one index: a page never sifts.
 """
 
 from __future__ import annotations
@@ -43,10 +44,15 @@ def score(moment: datetime) -> float:
     return float(round(moment.timestamp() * 1_000_000))
 
 
-def index_name(variant: str | None = None, status: str | None = None, open_: bool = False) -> str:
+def index_name(
+    variant: str | None = None, status: str | None = None, open_: bool | None = None
+) -> str:
     """The index holding the games of `variant` (any when None) with `status` (any when None),
-    or only those open to join."""
-    part = "open" if open_ else (f"status:{status}" if status else "")
+    or (`open_` given) those open to join, or those not."""
+    if open_ is not None:
+        part = "open" if open_ else "closed"
+    else:
+        part = f"status:{status}" if status else ""
     if variant is None:
         return part or "all"
     return f"variant:{variant}:{part}" if part else f"variant:{variant}"
@@ -64,8 +70,7 @@ def indexes(listing: Doc | None) -> tuple[str, ...]:
 def _indexes(variant: str, status: str, is_open: bool) -> tuple[str, ...]:
     names = [index_name(), index_name(status=status), index_name(variant)]
     names.append(index_name(variant, status))
-    if is_open:
-        names += [index_name(open_=True), index_name(variant, open_=True)]
+    names += [index_name(open_=is_open), index_name(variant, open_=is_open)]
     return tuple(names)
 
 

@@ -94,6 +94,8 @@ def test_claims_and_releases_name_the_seats_and_a_full_game_is_no_longer_open() 
     assert listing["version"] == 5
     assert changes.index[("open", "abc")] is None
     assert changes.index[("variant:golf:open", "abc")] is None
+    assert changes.index[("closed", "abc")] == score(T0 + timedelta(seconds=5))
+    assert changes.index[("variant:golf:closed", "abc")] == score(T0 + timedelta(seconds=5))
     assert changes.index[("status:lobby", "abc")] == score(T0 + timedelta(seconds=5))
 
 
@@ -149,5 +151,7 @@ def test_index_names_and_memberships() -> None:
     assert index_name(status="playing") == "status:playing"
     assert index_name("tens", "finished") == "variant:tens:status:finished"
     assert index_name("tens", open_=True) == "variant:tens:open"
+    assert index_name(open_=False) == "closed"
+    assert index_name("tens", "lobby", open_=False) == "variant:tens:closed"
     assert indexes(None) == ()
     assert not isinstance(IndexRemove("i", "m"), IndexAdd)
