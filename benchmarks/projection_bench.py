@@ -115,6 +115,20 @@ async def best(repeat: int, work: object, redis_url: str) -> Timing:
     return found
 
 
+async def memory_held(feed: PostgresStore) -> tuple[int, int]:
+    """The games listed and the bytes the in-memory store holds after a rebuild."""
+    import tracemalloc
+
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    store = MemoryProjectionStore()
+    await rebuild(store, feed)
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    page = await store.page("lobby", "all", limit=10_000_000)
+    return len(page.entries), held
+
+
 async def rebuild_bench(args: argparse.Namespace) -> None:
     name = f"fairway_projbench_{secrets.token_hex(4)}"
     with psycopg.connect(args.url, autocommit=True) as conn:
@@ -134,6 +148,7 @@ async def rebuild_bench(args: argparse.Namespace) -> None:
                 args.repeat, lambda: rebuild(MemoryProjectionStore(), feed), args.redis
             )
             redis = await best(args.repeat, lambda: rebuild(redis_store, feed), args.redis)
+            held = await memory_held(feed)
         finally:
             await redis_store.close()
             await feed.close()
@@ -151,6 +166,8 @@ async def rebuild_bench(args: argparse.Namespace) -> None:
                 f"{label:32} {total / t.wall:10,.0f} {raw.wall / t.wall:7.2f} "
                 f"{t.cpu / total * 1e6:13.1f} {t.redis_cpu / total * 1e6:15.1f}"
             )
+        games, size = held
+        print(f"in-memory store after the rebuild: {size / 1e6:.1f} MB for {games:,} games")
     finally:
         with psycopg.connect(args.url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
@@ -174,6 +191,8 @@ def load(args: argparse.Namespace, projector: str) -> str:
         args.redis,
         "--url",
         args.url,
+        "--quiet-wait",
+        str(args.quiet_wait),
     ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -213,6 +232,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=2000)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--warmup", type=float, default=5)
+    parser.add_argument(
+        "--quiet-wait", type=float, default=0, help="api_load.py: wait for a quiet machine"
+    )
     args = parser.parse_args()
     if args.command == "rebuild":
         asyncio.run(rebuild_bench(args))
