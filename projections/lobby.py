@@ -7,12 +7,14 @@ events' secret fields never reach a listing.
 
 Indexes (sorted sets of game ids, scored by the last change in microseconds since the epoch,
 so the most recently active games page first): `all`, `status:<status>`, `open` (in its
-lobby with a free seat), and each of those per variant (`variant:<v>`,
-`variant:<v>:status:<status>`, `variant:<v>:open`).
+lobby with a free seat) and `closed` (every other game), and each of those per variant
+(`variant:<v>`, `variant:<v>:status:<status>`, `variant:<v>:open`, `variant:<v>:closed`).
+Every filter `GET /games` offers is one index: a page never sifts.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Final
@@ -23,6 +25,8 @@ from events.store.base import RecordedEvent
 from projections.base import Doc, IndexAdd, IndexRemove, Put, Write
 
 NAME: Final = "lobby"
+_LISTED: Final = (SeatClaimed, SeatReleased, GameStarted, HandDealt, GameEnded)
+"""The events that change a listing beyond its version and time."""
 STATUSES: Final = ("lobby", "playing", "finished")
 
 
@@ -40,24 +44,34 @@ def score(moment: datetime) -> float:
     return float(round(moment.timestamp() * 1_000_000))
 
 
-def index_name(variant: str | None = None, status: str | None = None, open_: bool = False) -> str:
+def index_name(
+    variant: str | None = None, status: str | None = None, open_: bool | None = None
+) -> str:
     """The index holding the games of `variant` (any when None) with `status` (any when None),
-    or only those open to join."""
-    part = "open" if open_ else (f"status:{status}" if status else "")
+    or (`open_` given) those open to join, or those not."""
+    if open_ is not None:
+        part = "open" if open_ else "closed"
+    else:
+        part = f"status:{status}" if status else ""
     if variant is None:
         return part or "all"
     return f"variant:{variant}:{part}" if part else f"variant:{variant}"
 
 
-def indexes(listing: Doc | None) -> set[str]:
+def indexes(listing: Doc | None) -> tuple[str, ...]:
+    """The indexes that hold `listing`."""
     if listing is None:
-        return set()
-    variant, status = listing["variant"], listing["status"]
-    names = {index_name(), index_name(status=status)}
-    names |= {index_name(variant), index_name(variant, status)}
-    if status == "lobby" and listing["free_seats"]:
-        names |= {index_name(open_=True), index_name(variant, open_=True)}
-    return names
+        return ()
+    is_open = listing["status"] == "lobby" and bool(listing["free_seats"])
+    return _indexes(listing["variant"], listing["status"], is_open)
+
+
+@functools.cache
+def _indexes(variant: str, status: str, is_open: bool) -> tuple[str, ...]:
+    names = [index_name(), index_name(status=status), index_name(variant)]
+    names.append(index_name(variant, status))
+    names += [index_name(open_=is_open), index_name(variant, open_=is_open)]
+    return tuple(names)
 
 
 class LobbyProjection:
@@ -86,8 +100,10 @@ class LobbyProjection:
         now = score(event.recorded_at)
         writes: list[Write] = [Put(key, listing)]
         after = indexes(listing)
-        writes += [IndexRemove(name, game) for name in sorted(indexes(before) - after)]
-        writes += [IndexAdd(name, game, now) for name in sorted(after)]
+        was = indexes(before)
+        if was != after:
+            writes += [IndexRemove(name, game) for name in was if name not in after]
+        writes += [IndexAdd(name, game, now) for name in after]
         return writes
 
 
@@ -107,8 +123,11 @@ def created(game: str, event: GameCreated, at: datetime) -> Doc:
 
 
 def changed(before: Doc, event: object) -> Doc:
-    """The listing after `event`; a new dict (the one given is left as it was)."""
+    """The listing after `event`; a new dict (the one given is left as it was, and what the
+    two share is never changed in place)."""
     listing = dict(before)
+    if not isinstance(event, _LISTED):  # most events: play, which changes only the version
+        return listing
     if isinstance(event, SeatClaimed | SeatReleased):
         name = event.name if isinstance(event, SeatClaimed) else None
         seats = [dict(seat) for seat in before["seats"]]

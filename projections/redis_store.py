@@ -25,6 +25,9 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from events.store.base import Checkpoint
@@ -93,7 +96,13 @@ class RedisProjectionStore(ProjectionStore):
         """A store on `url`; each Redis call gives up after `timeout` seconds (then
         `ProjectionsUnavailable`), so a silent Redis holds no request for long."""
         client = aioredis.Redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry_on_timeout=False
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            # Once, at once, on a connection error only: a pooled connection that died with
+            # a restarted Redis is replaced without failing a request; a timeout is not
+            # retried (a silent Redis must cost a request `timeout`, not a multiple).
+            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
         )
         return cls(client, prefix)
 

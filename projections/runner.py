@@ -18,6 +18,9 @@ folded: the scoreboard and the replay fold the game's domain state there
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
+
 from events.store.base import Checkpoint, EventStore, RecordedEvent
 from projections.base import Delete, Doc, Projection, Put
 from projections.store import Changes, Outcome, ProjectionStore
@@ -48,8 +51,11 @@ class Runner:
         store: ProjectionStore,
         feed: EventStore,
         batch: int = BATCH,
+        observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
         self.projection = projection
+        self.observe = observe
+        """Called with each batch once it is committed (the lag benchmark times them)."""
         self.store = store
         self.feed = feed
         self.batch = batch
@@ -57,6 +63,9 @@ class Runner:
         """Where the generation stood after this runner's last read or commit."""
         self.applied = 0
         """Events applied by this runner (redeliveries not counted)."""
+        self._ahead: tuple[Checkpoint, asyncio.Task[list[RecordedEvent]]] | None = None
+        """The next page, read while a full batch commits (catching up overlaps the feed's
+        query with Redis and the fold)."""
 
     async def step(self, number: int) -> int:
         """Apply the next batch to generation `number`; the number of events read from the
@@ -69,10 +78,11 @@ class Runner:
                     raise GenerationGone(name)
                 self.checkpoint = snapshot.checkpoint
             start = self.checkpoint
-            events = await self.feed.read_feed(start, limit=self.batch)
+            events = await self._read(start)
             if not events:
                 return 0
-            keys = list(dict.fromkeys(k for e in events for k in self.projection.keys(e)))
+            named = [self.projection.keys(e) for e in events]
+            keys = list(dict.fromkeys(k for each in named for k in each))
             streams = list(dict.fromkeys(e.stream_id for e in events))
             snapshot = await self.store.snapshot(name, number, keys, streams)
             if snapshot is None:
@@ -83,9 +93,13 @@ class Runner:
             prepare = getattr(self.projection, "prepare", None)
             if prepare is not None:  # a projection that folds the domain beside the feed
                 await prepare(events, self.feed)
-            changes, applied = self.fold(events, snapshot.docs, snapshot.versions)
+            changes, applied = self.fold(events, snapshot.docs, snapshot.versions, named)
             end = events[-1].checkpoint
+            if len(events) == self.batch:  # catching up: read the next page meanwhile
+                self._prefetch(end)
             outcome = await self.store.commit(name, number, start, end, changes)
+            if outcome is not Outcome.COMMITTED:
+                self.discard()
             if outcome is Outcome.GONE:
                 raise GenerationGone(name)
             if outcome is Outcome.MOVED:
@@ -93,30 +107,57 @@ class Runner:
                 continue
             self.checkpoint = end
             self.applied += applied
+            if self.observe is not None:
+                self.observe(events)
             return len(events)
+
+    async def _read(self, start: Checkpoint) -> list[RecordedEvent]:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == start:
+            return await ahead[1]
+        if ahead is not None:
+            ahead[1].cancel()
+        return await self.feed.read_feed(start, limit=self.batch)
+
+    def _prefetch(self, after: Checkpoint) -> None:
+        self.discard()
+        task = asyncio.create_task(self.feed.read_feed(after, limit=self.batch))
+        # Retrieved by the next step, or dropped: either way its failure is not news.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        self._ahead = (after, task)
+
+    def discard(self) -> None:
+        """Drop a page read ahead (the runner is abandoned, or its checkpoint moved)."""
+        if self._ahead is not None:
+            self._ahead[1].cancel()
+            self._ahead = None
 
     def fold(
         self,
-        events: list[RecordedEvent],
+        events: Sequence[RecordedEvent],
         docs: dict[str, Doc | None],
         versions: dict[str, int],
+        named: Sequence[Sequence[str]] | None = None,
     ) -> tuple[Changes, int]:
         """The batch's net writes, each event applied to the docs as the batch's earlier
-        events left them, and how many events were applied (not redelivered)."""
+        events left them, and how many events were applied (not redelivered). `named`: each
+        event's `keys`, when the caller has them already."""
         changes = Changes()
+        add = changes.add
+        apply = self.projection.apply
+        keys_of = self.projection.keys
         applied_here = 0
-        projection = self.projection
-        for event in events:
-            applied = versions.get(event.stream_id, 0)
+        for i, event in enumerate(events):
+            stream = event.stream_id
+            applied = versions.get(stream, 0)
             if event.version <= applied:
                 continue  # redelivered: applied before
             if event.version != applied + 1:
-                raise VersionGap(projection.name, event.stream_id, applied, event.version)
-            versions[event.stream_id] = event.version
-            changes.versions[event.stream_id] = event.version
-            seen = {key: docs.get(key) for key in projection.keys(event)}
-            for write in projection.apply(event, seen):
-                changes.add(write)
+                raise VersionGap(self.projection.name, stream, applied, event.version)
+            versions[stream] = changes.versions[stream] = event.version
+            keys = keys_of(event) if named is None else named[i]
+            for write in apply(event, {key: docs.get(key) for key in keys}):
+                add(write)
                 if isinstance(write, Put):
                     docs[write.key] = write.doc
                 elif isinstance(write, Delete):

@@ -78,20 +78,22 @@ class Changes:
     versions: dict[str, int] = field(default_factory=dict)
 
     def add(self, write: Write) -> None:
-        match write:
-            case Put(key, doc):
-                self.docs[key] = doc
-            case Delete(key):
-                self.docs[key] = None
-                self.counters[key] = (True, {})
-            case Incr(key, name, amount):
-                reset, sums = self.counters.get(key, (False, {}))
-                sums[name] = sums.get(name, 0) + amount
-                self.counters[key] = (reset, sums)
-            case IndexAdd(index, member, score):
-                self.index[(index, member)] = score
-            case IndexRemove(index, member):
-                self.index[(index, member)] = None
+        # The most frequent first: this runs for every write of a rebuild.
+        if isinstance(write, Put):
+            self.docs[write.key] = write.doc
+        elif isinstance(write, IndexAdd):
+            self.index[(write.index, write.member)] = write.score
+        elif isinstance(write, Incr):
+            reset, sums = self.counters.get(write.key, (False, {}))
+            sums[write.field] = sums.get(write.field, 0) + write.amount
+            self.counters[write.key] = (reset, sums)
+        elif isinstance(write, IndexRemove):
+            self.index[(write.index, write.member)] = None
+        elif isinstance(write, Delete):
+            self.docs[write.key] = None
+            self.counters[write.key] = (True, {})
+        else:
+            raise TypeError(f"not a write: {write!r}")
 
     def __bool__(self) -> bool:
         return bool(self.docs or self.counters or self.index or self.versions)

@@ -22,6 +22,8 @@ from projections.status import ProjectionStatus, render_metrics, statuses
 from projections.store import ProjectionStore
 from service.settings import Settings
 
+INLINE_BATCH = 250
+
 
 def projection_store(settings: Settings) -> ProjectionStore:
     if settings.redis_url:
@@ -34,7 +36,11 @@ class ProjectionService:
         self.store = projection_store(settings)
         self.feed = feed
         inline = settings.projector_inline or not settings.redis_url
-        self.projector = Projector(PROJECTIONS, self.store, feed) if inline else None
+        # Inside the service, smaller batches: a batch's fold holds the event loop that
+        # serves requests (a few milliseconds at this size).
+        self.projector = (
+            Projector(PROJECTIONS, self.store, feed, batch=INLINE_BATCH) if inline else None
+        )
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:

@@ -85,10 +85,9 @@ async def list_games(
     status: Annotated[
         ListingStatus | None, Parameter(description="Only games in this state")
     ] = None,
-    open_: Annotated[
+    open: Annotated[  # the query parameter's own name (shadows the builtin here only)
         bool | None,
         Parameter(
-            query="open",
             description="true: only games in their lobby with a free seat; false: only "
             "games without one",
         ),
@@ -103,33 +102,26 @@ async def list_games(
         Parameter(max_length=400, description="The `next_cursor` of the previous page"),
     ] = None,
 ) -> GameList:
-    if open_ and status not in (None, "lobby"):
+    if open and status not in (None, "lobby"):
         return GameList([], None)  # only games in their lobby can be open
     if updated_after is not None and updated_after.tzinfo is None:
         raise ApiError(400, "invalid_request", "updated_after needs a time zone offset (e.g. Z)")
-    index = lobby.index_name(variant, status, open_=bool(open_))
+    if open is not None and status is not None and status != "lobby":
+        open = None  # a game out of its lobby is never open: `status` alone decides
+    index = lobby.index_name(variant, status, open_=open)
     low = float("-inf") if updated_after is None else lobby.score(updated_after) + 1
-    games: list[GameListing] = []
-    while True:  # `open=false` is sifted from its index: read on until the page is full
-        page = await reader.page(
-            lobby.NAME,
-            index,
-            limit=limit - len(games),
-            cursor=cursor,
-            min_score=low,
-            descending=True,
-        )
-        keys = [lobby.listing_key(entry.member) for entry in page.entries]
-        docs = await reader.get_many(lobby.NAME, keys)
-        for doc in docs:
-            if doc is None:
-                continue  # removed between the index read and this one
-            if open_ is False and doc["status"] == "lobby" and doc["free_seats"]:
-                continue
-            games.append(msgspec.convert(doc, GameListing))
-        cursor = page.next_cursor
-        if cursor is None or len(games) >= limit:
-            return GameList(games, cursor)
+    page = await reader.page(
+        lobby.NAME, index, limit=limit, cursor=cursor, min_score=low, descending=True
+    )
+    docs = await reader.get_many(lobby.NAME, [lobby.listing_key(e.member) for e in page.entries])
+    # A doc missing here was removed between the two reads; a doc that no longer matches
+    # the filter changed between them: both are left out, as a read a moment later would.
+    games = [
+        msgspec.convert(doc, GameListing)
+        for doc in docs
+        if doc is not None and (status is None or doc["status"] == status)
+    ]
+    return GameList(games, page.next_cursor)
 
 
 class ProjectionsController(Controller):

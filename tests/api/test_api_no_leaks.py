@@ -124,6 +124,12 @@ def check_every_endpoint(
             assert plain.status_code == 200
             assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
             responses.append(plain)
+        lobby = http.get("/games", params={"limit": 200}, headers=headers)  # the lobby
+        assert lobby.status_code == 200
+        mine = [g for g in lobby.json()["games"] if g["game_id"] == table.game_id]
+        assert not cards_in(mine), "the lobby shows cards"
+        assert not [t for t in (table.creator, *table.tokens) if t in lobby.text]
+        responses.append(lobby)
         responses += read_models(http, table, status.hand, live)
         if live and seed:
             for response in responses:

@@ -47,7 +47,7 @@ def expected_index(
     feed: Sequence[RecordedEvent],
     variant: str | None = None,
     status: str | None = None,
-    open_: bool = False,
+    open_: bool | None = None,
 ) -> list[str]:
     """The game ids of an index, newest change first (ties: the greater id first)."""
     last = {e.stream_id.partition(":")[2]: lobby.score(e.recorded_at) for e in feed}
@@ -56,6 +56,8 @@ def expected_index(
         for game, listing in listings.items()
         if (variant is None or listing["variant"] == variant)
         and (status is None or listing["status"] == status)
-        and (not open_ or (listing["status"] == "lobby" and listing["free_seats"]))
+        and (
+            open_ is None or open_ == (listing["status"] == "lobby" and bool(listing["free_seats"]))
+        )
     ]
     return sorted(chosen, key=lambda game: (last[game], game), reverse=True)

@@ -44,11 +44,12 @@ async def test_the_lobby_agrees_with_the_events_for_many_random_games(
     assert generation is not None
     assert generation.checkpoint == events[-1].checkpoint
 
-    choices: list[tuple[str | None, str | None, bool]] = [(None, None, False), (None, None, True)]
-    choices += [(None, status, False) for status in STATUSES]
+    choices: list[tuple[str | None, str | None, bool | None]] = [(None, None, None)]
+    choices += [(None, None, True), (None, None, False)]
+    choices += [(None, status, None) for status in STATUSES]
     for variant, _, _ in VARIANTS:
-        choices += [(variant, None, False), (variant, None, True)]
-        choices += [(variant, status, False) for status in STATUSES]
+        choices += [(variant, None, None), (variant, None, True), (variant, None, False)]
+        choices += [(variant, status, None) for status in STATUSES]
     for variant, status, open_ in choices:
         expected = expected_index(listings, events, variant, status, open_)
         index = index_name(variant, status, open_)

@@ -19,6 +19,7 @@ from events.schema.lobby import GameCreated
 from events.store import START, EmbeddedStore, NewEvent
 from events.store.embedded import FILE_NAME
 from projections.base import ProjectionsUnavailable
+from projections.catalog import PROJECTIONS
 from projections.lobby import LobbyProjection
 from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
@@ -200,37 +201,62 @@ async def flush(store: ProjectionStore, redis14_url: str) -> None:
 async def test_after_a_flush_the_projections_rebuild_themselves_key_for_key(
     pstore: ProjectionStore, feed: EmbeddedStore, redis14_url: str
 ) -> None:
+    """Every projection of the catalog: each read model is what it was, key for key."""
     await append_interleaved(feed, game_streams(20, 9), 9)
-    projector = Projector([LobbyProjection()], pstore, feed, poll=0.1, grace=0)
+    projector = Projector(PROJECTIONS, pstore, feed, poll=0.1, grace=0)
+
+    async def dumps() -> dict[str, object]:
+        found = {}
+        for projection in PROJECTIONS:
+            number = await pstore.alias(projection.name)
+            assert number is not None
+            found[projection.name] = await pstore.dump(projection.name, number)
+        return found
+
     async with running(projector):
-
-        async def built() -> bool:
-            number = await pstore.alias("lobby")
-            return number is not None and (await statuses([LobbyProjection()], pstore, feed))[
-                0
-            ].lag == (0, 0.0)  # type: ignore[comparison-overlap]
-
-        await until(lambda: pstore.alias("lobby"))
         await until(caught_up_check(pstore, feed))
-        number = await pstore.alias("lobby")
-        assert number is not None
-        before = await pstore.dump("lobby", number)
+        before = await dumps()
+        assert all(before.values())
         await flush(pstore, redis14_url)
         with pytest.raises(ProjectionsUnavailable):  # until it is back: 503, not wrong answers
             await pstore.page("lobby", "all", limit=1)
-        await until(lambda: pstore.alias("lobby"))
         await until(caught_up_check(pstore, feed))
-        again = await pstore.alias("lobby")
-        assert again is not None
-        assert await pstore.dump("lobby", again) == before
+        assert await dumps() == before
 
 
 def caught_up_check(store: ProjectionStore, feed: EmbeddedStore) -> Callable[[], object]:
     async def check() -> bool:
-        [status] = await statuses([LobbyProjection()], store, feed)
-        return status.state == "running" and status.lag is not None and status.lag.events == 0
+        found = await statuses(PROJECTIONS, store, feed)
+        return all(s.state == "running" and s.lag is not None and s.lag.events == 0 for s in found)
 
     return check
+
+
+async def test_a_silent_redis_fails_a_read_within_its_timeout_not_later(
+    redis14_url: str, prefix: str
+) -> None:
+    with TcpProxy.to_address("127.0.0.1", 6379) as proxy:
+        url = redis14_url.replace("127.0.0.1:6379", f"127.0.0.1:{proxy.port}")
+        store = RedisProjectionStore.from_url(url, prefix, timeout=0.5)
+        try:
+            live = await store.begin("demo", 1)
+            assert await store.switch("demo", live.number, None)
+            assert await store.get("demo", "a") is None
+            proxy.blackhole()
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(ProjectionsUnavailable):
+                await store.get("demo", "a")
+            assert loop.time() - started < 2.0
+            proxy.restore()
+            await until(lambda: _answers(store))
+        finally:
+            await store.close()
+            await forget(redis14_url, prefix)
+
+
+async def _answers(store: ProjectionStore) -> bool:
+    return await store.get("demo", "a") is None
 
 
 async def test_while_redis_is_down_readers_get_unavailable_and_the_projector_catches_up_after(
@@ -240,7 +266,7 @@ async def test_while_redis_is_down_readers_get_unavailable_and_the_projector_cat
     with TcpProxy.to_address("127.0.0.1", 6379) as proxy:
         url = redis14_url.replace("127.0.0.1:6379", f"127.0.0.1:{proxy.port}")
         store = RedisProjectionStore.from_url(url, prefix, timeout=0.5)
-        projector = Projector([LobbyProjection()], store, feed, poll=0.1, grace=0)
+        projector = Projector(PROJECTIONS, store, feed, poll=0.1, grace=0)
         try:
             async with running(projector):
                 await until(caught_up_check(store, feed))
