@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from domain.seed_chain import SeedChain
+from domain.seed_chain import MAX_CHAIN_HANDS, SeedChain
 from domain.shuffle import SHUFFLE_V1, SHUFFLE_V2, hand_seed, valid_seat_seed
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
 from events.schema.lobby import (
@@ -102,9 +102,18 @@ class _Game:
 
     # ---- as the events come --------------------------------------------------------------
 
+    def usable(self, version: int, field: str, hands: int) -> bool:
+        """A chain longer than the service ever draws would make the check hash for ever."""
+        if 1 <= hands <= MAX_CHAIN_HANDS:
+            return True
+        self.find(version, field, f"a seed chain covers 1..{MAX_CHAIN_HANDS} hands")
+        return False
+
     def created(self, version: int, event: GameCreated) -> None:
         if event.seed_hands == 0:
             return  # a game from before seed chains: its hands are v1
+        if not self.usable(version, "seed_hands", event.seed_hands):
+            return
         if version != 1:
             self.find(version, "seed_anchor", "the seed chain is committed in the first event")
         if _hex32(event.seed_anchor) is None:
@@ -114,7 +123,9 @@ class _Game:
 
     def extended(self, version: int, event: SeedChainExtended) -> None:
         last = self.chains[-1].last_hand if self.chains else 0
-        if event.first_hand != last + 1 or event.hands < 1:
+        if not self.usable(version, "hands", event.hands):
+            return
+        if event.first_hand != last + 1:
             self.find(version, "first_hand", f"a new chain must begin at hand {last + 1}")
         if self.dealt and max(self.dealt) >= event.first_hand:
             self.find(version, "first_hand", "a chain was committed after a hand it covers")
@@ -133,6 +144,9 @@ class _Game:
         self.seats.seeds[event.seat].append((version, event.seed))
 
     def hand_dealt(self, version: int, event: HandDealt) -> None:
+        if event.hand != len(self.dealt) + 1 or event.hand in self.dealt:
+            self.find(version, "hand", f"hand {len(self.dealt) + 1} was due, not {event.hand}")
+            return
         self.dealt[event.hand] = (version, event)
         if event.shuffle == SHUFFLE_V1:
             return
@@ -186,6 +200,8 @@ class _Game:
         self, hand: int, version: int, dealt: HandDealt, at: int, ended: HandEnded
     ) -> None:
         server = _hex32(ended.server_seed)
+        if dealt.nonce != hand:
+            return  # found at the deal; no seed derives from another nonce
         if server is None:
             self.find(at, "server_seed", f"hand {hand}'s server seed is not revealed")
             return

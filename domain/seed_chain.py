@@ -15,12 +15,15 @@ import msgspec
 
 DEFAULT_HANDS = 1000
 """L for a game without a fixed number of hands (docs/SHUFFLE.md: what it costs)."""
+MAX_CHAIN_HANDS = 100_000
+"""The longest chain the service draws (FAIRWAY_SEED_CHAIN_HANDS at most)."""
 
 
 def hashed(seed: bytes, times: int) -> bytes:
     """SHA-256 applied `times` times."""
+    sha256 = hashlib.sha256  # bound once: the loop runs up to L times per deal
     for _ in range(times):
-        seed = hashlib.sha256(seed).digest()
+        seed = sha256(seed).digest()
     return seed
 
 

@@ -33,8 +33,8 @@ SHUFFLE_V2 = "hmac-seat-seeds-v2"
 SHA-256(server seed), which is the seed chain's previous link."""
 HAND_SEED_TAG = b"fairway/hand-seed/v2"
 SEAT_SEED_MAX = 128
-"""A seat seed is 1..128 printable characters (str.isprintable: no control, format,
-separator other than the space, or unassigned code point)."""
+"""A seed a seat sets is 1..128 printable characters (str.isprintable: no control, format,
+private-use, unassigned character, no separator but the space); a deal takes any 1..128."""
 
 _WORD = 1 << 64
 
@@ -147,8 +147,10 @@ def hand_seeds(command: DealHand, hand: int, players: int) -> HandSeeds:
     server = _seed_bytes(command.server_seed, "a server seed")
     if len(command.seat_seeds) != players:
         raise RuleViolation("invalid_config", f"a deal needs {players} seat seeds")
-    if not all(valid_seat_seed(seed) for seed in command.seat_seeds):
-        raise RuleViolation("invalid_config", "a seat seed is 1..128 printable characters")
+    # Length only: a seat's name stands in for a seed it never set, and a name may hold
+    # characters a set seed may not (the API refuses those in a seed it is sent).
+    if not all(1 <= len(seed) <= SEAT_SEED_MAX for seed in command.seat_seeds):
+        raise RuleViolation("invalid_config", "a seat seed is 1..128 characters")
     seed = hand_seed(server, hand, command.seat_seeds)
     return HandSeeds(
         seed, commitment(server), SHUFFLE_V2, command.server_seed, command.seat_seeds, hand

@@ -73,9 +73,10 @@ class Lobby(msgspec.Struct, frozen=True):
     def deal_seeds(self) -> tuple[str, ...]:
         """Each seat's seed for the next deal: the one its holder set, else its name (a
         choice of the player's that the service cannot make; docs/SHUFFLE.md)."""
+        seeds = self.seat_seeds or (None,) * self.seats
         return tuple(
             seed if seed is not None else (name or "")
-            for seed, name in zip(self.seat_seeds, self.names, strict=True)
+            for seed, name in zip(seeds, self.names, strict=True)
         )
 
     def _seed(self, seat: int, seed: str | None) -> tuple[str | None, ...]:

@@ -181,12 +181,13 @@ class GameRecord:
 
     def shows_hash(self, entry: Entry, viewer: Viewer, as_of: int) -> bool:
         """Whether the event's chain hash may be shown to `viewer`: when they know the whole
-        event, and on the lobby events, whose only hidden fields are digests of 256-bit
-        random tokens. Not otherwise: an action's event id derives from its Idempotency-Key,
-        which a client may have made guessable, and metadata is guessable too."""
-        return isinstance(entry.event, GameCreated | SeatClaimed) or self.knows_whole(
-            entry, viewer, as_of
-        )
+        event, and on the lobby events whose only hidden fields are digests of 256-bit
+        random tokens or a seed chain's 256-bit secret. Not otherwise: an action's event id
+        derives from its Idempotency-Key, which a client may have made guessable, and
+        metadata is guessable too."""
+        return isinstance(
+            entry.event, GameCreated | SeatClaimed | SeedChainExtended
+        ) or self.knows_whole(entry, viewer, as_of)
 
     def chain_for(self, hand: int) -> SeedChain | None:
         return next((chain for chain in self.chains if chain.covers(hand)), None)

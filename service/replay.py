@@ -58,4 +58,4 @@ def replay_hand(game_id: str, events: Sequence[tuple[int, Any]], hand: int) -> H
         raise ReplayRefused(
             "hand_in_play", f"hand {hand} of game {game_id} is still in play: it is shown once over"
         )
-    return HandReplay(game_id=game_id, hand=hand, variant=variant, steps=steps)
+    return HandReplay(game_id=game_id, hand=hand, variant=variant, steps=steps)  # type: ignore[arg-type]

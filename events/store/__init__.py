@@ -15,7 +15,6 @@ from events.store.base import (
     InvalidStreamId,
     NewEvent,
     RecordedEvent,
-    StoredRow,
     StoreError,
     StoreUnavailable,
     StreamInfo,
@@ -24,6 +23,7 @@ from events.store.base import (
 from events.store.embedded import EmbeddedStore
 from events.store.factory import open_store
 from events.store.postgres import PostgresStore
+from events.stored import StoredRow
 
 __all__ = [
     "GENESIS_HASH",

@@ -22,6 +22,7 @@ from uuid import UUID
 import msgspec
 
 from events.codec import GENESIS_HASH, Codec, CodecError, canonical_bytes, chain_hash
+from events.stored import StoredRow
 
 STREAM_ID_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}(:[A-Za-z0-9_-]{1,64})?$")
 MAX_EVENTS_PER_APPEND: Final = 1000
@@ -138,21 +139,6 @@ class VerifiedStream(msgspec.Struct, frozen=True):
     version: int
     head_hash: bytes
     """The hash of the last event; keep it elsewhere to detect a truncated or rewritten tail."""
-
-
-class StoredRow(msgspec.Struct, frozen=True):
-    """A stream's row exactly as stored, undecoded: what an audit or an export works from,
-    so that a row that no longer decodes, or breaks the chain, is reported rather than
-    raised. `data` and `metadata` are the stored JSON text, `event_id` its stored text."""
-
-    version: int
-    event_id: str
-    type: str
-    schema_version: int
-    data: str
-    metadata: str
-    recorded_at: datetime
-    hash: bytes
 
 
 class PreparedEvent(msgspec.Struct, frozen=True):

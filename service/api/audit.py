@@ -8,6 +8,7 @@ history is reported (audit) or refused (export), never half served.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
@@ -15,7 +16,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Body, Parameter
 
-from events.store import StoredRow
+from events.stored import StoredRow
 from projections.base import ProjectionReader
 from service.api import docs
 from service.api import schemas as s
@@ -50,6 +51,33 @@ EXPORT = AUDIT | {
     500: _problem("The stored history fails verification (`history_corrupt`)"),
 }
 REFUSALS = {"hand_in_play": 409, "hand_not_found": 404}
+
+
+class Reports:
+    """Public audit reports of intact histories, by (game, version, head hash): an intact
+    chain's head hash fixes every byte of the rows, so a report is reused only for the very
+    same history, and the walk (tens of µs per event) is not repeated for every reader of a
+    finished game. A broken history is audited afresh each time."""
+
+    def __init__(self, kept: int = 256) -> None:
+        self.kept = kept
+        self._reports: OrderedDict[tuple[str, int, bytes], AuditReport] = OrderedDict()
+
+    async def report(self, game_id: str, rows: list[StoredRow]) -> AuditReport:
+        intact = check_chain(game_id, rows).failure is None
+        key = (game_id, len(rows), rows[-1].hash)
+        if intact and key in self._reports:
+            self._reports.move_to_end(key)
+            return self._reports[key]
+        report = await asyncio.to_thread(audit_game, game_id, rows, public=True)
+        if intact:
+            self._reports[key] = report
+            while len(self._reports) > self.kept:
+                self._reports.popitem(last=False)
+        return report
+
+
+REPORTS = Reports()
 
 
 async def _rows(games: GameService, game_id: str) -> list[StoredRow]:
@@ -104,7 +132,7 @@ class AuditController(Controller):
         again by the variant's rules; the winners. A hand in play is `pending` and not
         examined; hands past a broken link are `unverifiable`. Public facts only."""
         rows = await _rows(games, game_id)
-        return await asyncio.to_thread(audit_game, game_id, rows, public=True)
+        return await REPORTS.report(game_id, rows)
 
     @post(
         "/{game_id:str}/audit",

@@ -11,14 +11,14 @@ from litestar.di import NamedDependency
 from litestar.params import HeaderParameter, Parameter
 
 from domain.decider import Viewer
-from events.codec import GENESIS_HASH
 from events.schema.common import GameEnded, GameOptions, HandEnded
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction
 from service.api import docs, listing
 from service.api import schemas as s
+from service.api.chain import disclose, links
 from service.api.contract import to_public
-from service.games import GameService, stream_id
+from service.games import GameService
 from service.problems import ApiError
 from service.record import GameRecord
 
@@ -137,66 +137,22 @@ def summary(record: GameRecord, version: int | None = None) -> s.GameSummary:
     )
 
 
+def signed_summary(games: GameService, record: GameRecord, version: int) -> s.GameSummary:
+    """The summary an answer that stored events gives, with its receipt."""
+    signed = summary(record, version)
+    signed.receipt = games.receipt(record, version)
+    return signed
+
+
 def feed(
     record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int
 ) -> list[s.FeedEntry]:
-    """Events `first`..`last` in their public shape, as `viewer` may know them at `as_of`."""
-    entries = []
-    for entry in record.entries[max(first - 1, 0) : last]:
-        shown = record.shows_hash(entry, viewer, as_of)
-        before = record.entries[entry.version - 2] if entry.version > 1 else None
-        if before is None:
-            prev = GENESIS_HASH.hex()
-        else:
-            prev = before.hash.hex() if record.shows_hash(before, viewer, as_of) else None
-        entries.append(
-            s.FeedEntry(
-                entry.version,
-                to_public(record.redact(entry, viewer, as_of)),
-                hash=entry.hash.hex() if shown and entry.hash else None,
-                prev_hash=prev or None,
-            )
-        )
-    return entries
-
-
-async def disclose(
-    games: GameService, record: GameRecord, viewer: Viewer, page: list[s.FeedEntry]
-) -> list[s.FeedEntry]:
-    """The page with event id, time and metadata on the entries whose whole event the
-    viewer may know (read from the store: the cache keeps none of them)."""
-    entries = record.entries
-    known = [e for e in page if record.knows_whole(entries[e.version - 1], viewer, record.version)]
-    if not known:
-        return page
-    first = known[0].version
-    rows = await games.store.read_stored(
-        stream_id(record.game_id), first, known[-1].version - first + 1
-    )
-    by_version = {row.version: row for row in rows}
-    wanted = {e.version for e in known}
-    out = []
-    for entry in page:
-        row = by_version.get(entry.version)
-        if entry.version in wanted and row is not None:
-            entry = msgspec.structs.replace(
-                entry,
-                event_id=row.event_id,
-                recorded_at=row.recorded_at.isoformat(),
-                metadata=_metadata(row.metadata),
-            )
-        out.append(entry)
-    return out
-
-
-_METADATA = msgspec.json.Decoder(s.EventMetadata)
-
-
-def _metadata(stored: str) -> s.EventMetadata | None:
-    try:
-        return _METADATA.decode(stored)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return None  # an early event's metadata in an older shape: shown without it
+    """Events `first`..`last` in their public shape, as `viewer` may know them at `as_of`,
+    with the chain hashes the viewer may see (service/api/chain.py)."""
+    return [
+        s.FeedEntry(entry.version, to_public(event), hash=link, prev_hash=prev)
+        for entry, event, link, prev in links(record, viewer, first, last, as_of)
+    ]
 
 
 class GameController(Controller):
@@ -224,7 +180,8 @@ class GameController(Controller):
         record, token = await games.create(
             data.variant, data.seats, options, data.title, idempotency_key
         )
-        opened = s.GameOpened(record.game_id, token, 1, data.variant, data.seats)
+        receipt = games.receipt(record, 1)
+        opened = s.GameOpened(record.game_id, token, 1, data.variant, data.seats, receipt)
         return answer(opened, 1, status_code=201, location=f"/games/{record.game_id}")
 
     @get(
@@ -281,7 +238,9 @@ class GameController(Controller):
         games: NamedDependency[GameService],
     ) -> Response[s.GameSummary]:
         outcome = await games.release(game_id, required_token(request), seat)
-        return answer(summary(outcome.record, outcome.last_version), outcome.last_version)
+        return answer(
+            signed_summary(games, outcome.record, outcome.last_version), outcome.last_version
+        )
 
     @post(
         "/{game_id:str}/start",
@@ -300,7 +259,9 @@ class GameController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.GameSummary]:
         outcome = await games.start(game_id, required_token(request), idempotency_key)
-        return answer(summary(outcome.record, outcome.last_version), outcome.last_version)
+        return answer(
+            signed_summary(games, outcome.record, outcome.last_version), outcome.last_version
+        )
 
     @get(
         "/{game_id:str}/view",

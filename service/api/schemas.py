@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 
@@ -64,6 +64,8 @@ class GameOpened(msgspec.Struct):
     version: int
     variant: Variant
     seats: int
+    receipt: Receipt
+    """The service's signature on the game's first event, which commits its seed chain."""
 
 
 class SeatGranted(msgspec.Struct):
@@ -90,6 +92,9 @@ class GameSummary(msgspec.Struct):
     version: int
     started: bool
     status: Status | None
+    receipt: Receipt | None = None
+    """On the answers to start and release: the service's signature on the game's history
+    up to `version`; null on reads."""
 
 
 class PublicView(msgspec.Struct):
@@ -237,7 +242,7 @@ class HandReplay(msgspec.Struct):
 
 # ---- export (issue 9) ---------------------------------------------------------------------
 
-EXPORT_FORMAT = "fairway-game-export/1"
+EXPORT_FORMAT: Final = "fairway-game-export/1"
 HexHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}(?![\s\S])")]
 
 

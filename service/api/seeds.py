@@ -8,6 +8,7 @@ from litestar import Controller, Request, Response, get, put
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
+from domain.shuffle import valid_seat_seed
 from service.api import docs
 from service.api import schemas as s
 from service.api.games import SEAT_TOKEN, GameId, IdempotencyKey, answer, required_token
@@ -41,7 +42,7 @@ class SeatSeedController(Controller):
         """Any string of 1..128 printable characters; in the lobby or during play, never
         after the game is over. It counts from the next deal on; seat seeds are public. A
         seat that sets none contributes its name (docs/SHUFFLE.md)."""
-        if not data.seed.isprintable():
+        if not valid_seat_seed(data.seed):
             raise ApiError(
                 422,
                 "invalid_request",

@@ -10,13 +10,15 @@ a forged `hand.ended` must not open a live hand to everyone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from events.codec import CodecError, default_codec
 from events.schema.common import HandDealt, HandEnded
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.audit.chain import check_chain
 from service.audit.fairness import deal_failures
+from service.audit.found import Item, Walk
 from service.audit.report import (
     AuditReport,
     ChainReport,
@@ -27,7 +29,7 @@ from service.audit.report import (
     HandStatus,
     ReceiptResult,
 )
-from service.audit.walk import Item, Walk, walk
+from service.audit.walk import walk
 
 HAND_CHECKS: tuple[CheckName, ...] = ("commitments", "deck", "legality", "scores")
 GAME_CHECKS: tuple[CheckName, ...] = ("chain", *HAND_CHECKS, "winners")
@@ -36,21 +38,43 @@ GAME_CHECKS: tuple[CheckName, ...] = ("chain", *HAND_CHECKS, "winners")
 def decode(rows: Sequence[StoredRow]) -> tuple[list[Item], Failure | None]:
     """The rows' events and metadata, up to the first row that does not decode."""
     codec = default_codec()
-    items: list[Item] = []
+    try:  # one parse for the whole game when every row is sound
+        events = codec.decode_many(
+            [r.type for r in rows], [r.schema_version for r in rows], [r.data for r in rows]
+        )
+        metadatas = codec.decode_many_metadata([r.metadata for r in rows])
+    except CodecError:
+        pass  # find the first row that is not, and name it
+    else:
+        items = [Item(r.version, e, m) for r, e, m in zip(rows, events, metadatas, strict=True)]
+        return items, None
+    items = []
     for row in rows:
         try:
             event = codec.decode(row.type, row.schema_version, row.data)
         except CodecError as exc:
             text = str(exc)
-            name = "type" if " holds a " in text else "data"
+            name = "type" if " holds a " in text else _path("data", text)
             name = "schema_version" if "newer than this code" in text else name
             return items, Failure("legality", row.version, name, f"does not decode: {text}")
         try:
             metadata = codec.decode_metadata(row.metadata)
         except CodecError as exc:
-            return items, Failure("legality", row.version, "metadata", f"does not decode: {exc}")
+            text = str(exc)
+            return items, Failure(
+                "legality", row.version, _path("metadata", text), f"does not decode: {text}"
+            )
         items.append(Item(row.version, event, metadata))
     return items, None
+
+
+_AT = re.compile(r"at `\$((?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])+)`")
+
+
+def _path(column: str, message: str) -> str:
+    """`data.row` from msgspec's "... - at `$.row`" (the column alone when it names none)."""
+    found = _AT.search(message)
+    return column + found.group(1) if found else column
 
 
 def audit_game(
@@ -65,8 +89,9 @@ def audit_game(
     elsewhere (an export's header, receipts) to the report."""
     chain = check_chain(game_id, rows)
     items, undecodable = decode(rows)
-    dealt = {i.event.hand: i.version for i in items if isinstance(i.event, HandDealt)}
-    ended = {i.event.hand: i.version for i in items if isinstance(i.event, HandEnded)}
+    deals = [(i.version, i.event.hand) for i in items if isinstance(i.event, HandDealt)]
+    ends = [i.version for i in items if isinstance(i.event, HandEnded)]
+    dealt = {hand: version for version, hand in deals}
     horizon = len(rows) + 1
     if undecodable is not None:
         horizon = undecodable.version or horizon
@@ -74,13 +99,16 @@ def audit_game(
         horizon = min(horizon, chain.failure.version)
     statuses: dict[int, HandStatus] = {}
     stop = horizon
-    for hand in sorted(dealt):
-        if hand not in ended and dealt[hand] < horizon:
-            statuses[hand] = "pending"
-        elif hand not in ended or ended[hand] >= horizon:
+    for index, (version, hand) in enumerate(deals):
+        following = deals[index + 1][0] if index + 1 < len(deals) else len(rows) + 1
+        end = next((v for v in ends if version < v < following), None)
+        last = index + 1 == len(deals)
+        if end is None and last and undecodable is None and version < horizon:
+            statuses[hand] = "pending"  # the hand in play
+        elif version >= horizon or (end is not None and end >= horizon) or (end is None and last):
             statuses[hand] = "unverifiable"
         if hand in statuses:
-            stop = min(stop, dealt[hand])
+            stop = min(stop, version)
     found = walk(items, stop)
     examined = [(item.version, item.event) for item in items if item.version < stop]
     for failure in deal_failures(examined):
@@ -89,7 +117,7 @@ def audit_game(
         found.fail(_hand_at(dealt, undecodable.version or 0), undecodable)
     if found.stopped is not None:
         found.fail(_hand_at(dealt, found.stopped.version or 0), found.stopped)
-    hands = [_hand(found, hand, statuses.get(hand)) for hand in sorted(dealt)]
+    hands = [_hand(found, hand, statuses.get(hand)) for _, hand in deals]
     checks = [_game_check(name, found, chain, hands) for name in GAME_CHECKS]
     checks += list(extra)
     failures = sorted(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from events.codec import GENESIS_HASH, canonical_bytes, chain_hash
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.audit.report import ChainReport, Failure
 
 CONTENT = "event_id, type, schema_version, data or metadata"

@@ -20,7 +20,7 @@ from domain.variants import decider_for
 from events.codec import GENESIS_HASH, CodecError, default_codec
 from events.schema.common import GameEnded, HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.api.schemas import (
     EXPORT_FORMAT,
     ExportedEvent,
@@ -230,6 +230,10 @@ def _header_failures(export: GameExport, rows: Sequence[StoredRow]) -> list[Fail
 
     differs("event_count", len(export.events), export.event_count)
     differs("head_hash", export.events[-1].hash if export.events else "", export.head_hash)
+    if known.created is None:
+        out.append(Failure("export", None, "events", "hold no game.created: not a game"))
+    if known.winners is None:
+        out.append(Failure("export", None, "events", "hold no game.ended: not a finished game"))
     created = known.created
     if created is not None:
         differs("variant", created.variant, export.variant)

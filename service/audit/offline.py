@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from service.audit.audit import audit_game
 from service.audit.export import check_export, parse, stored_rows
 from service.audit.receipts import check_receipts
-from service.audit.report import AuditReport, CheckResult
+from service.audit.report import AuditReport, CheckResult, ReceiptResult
 from service.receipts import Receipt
 
 
@@ -22,7 +22,7 @@ def verify_export(
     if unreadable and header.ok:
         header = CheckResult("export", False, header.checked, unreadable[0])
     extra = [header]
-    results = []
+    results: list[ReceiptResult] = []
     if receipts:
         check, results = check_receipts(export.game_id, rows, receipts, public_keys)
         extra.append(check)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.audit.report import CheckResult, Failure, ReceiptResult
 from service.receipts import Receipt, from_b64url, key_id, verify_receipt
 

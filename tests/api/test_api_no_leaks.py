@@ -1,4 +1,5 @@
-"""The leak test: random games over HTTP; after every action, every endpoint as every viewer.
+"""The leak test: random games over HTTP; after every action, every endpoint as every viewer
+(the audit, replay and export endpoints and the feed's chain fields included).
 No response may carry a card identity that its viewer may not know.
 
 The oracle is independent of the service: it folds the events read straight from PostgreSQL
@@ -17,9 +18,12 @@ import psycopg
 import pytest
 
 from domain.cards import is_card
+from domain.fairness import check_deals
 from domain.variants import fold
 from events.codec import default_codec
-from events.schema.common import GameStarted
+from events.schema.common import GameStarted, HandDealt, HandEnded
+from events.schema.grid import CardDrawn, CardsPeeked, LayoutsRevealed
+from events.schema.lobby import GameCreated, SeatClaimed, SeatSeedSet, SeedChainExtended
 from tests.api.players import Table, concrete, open_table
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
@@ -39,6 +43,18 @@ def true_state(database_url: str, game_id: str) -> Any:
     events = [CODEC.decode(kind, version, data) for kind, version, data in rows]
     started = next(i for i, e in enumerate(events) if isinstance(e, GameStarted))
     return fold(events[started:])
+
+
+def chain_secrets(database_url: str, game_id: str) -> list[str]:
+    """What no response may hold before the game is over: each seed chain's secret (it
+    reveals every server seed to come), read straight from PostgreSQL."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT coalesce(data->>'seed_secret', data->>'secret') FROM events "
+            "WHERE stream_id = %s AND type IN ('game.created', 'seed_chain.extended')",
+            (f"game:{game_id}",),
+        ).fetchall()
+    return [secret for (secret,) in rows if secret]
 
 
 def cards_in(value: Any) -> Counter[str]:
@@ -67,7 +83,7 @@ def live_secrets_in_feed(
             hand = event["hand"]
         if hand != hand_live:
             continue
-        if event["type"] == "hand.dealt" and event["seed"]:
+        if event["type"] == "hand.dealt" and (event["seed"] or event["server_seed"]):
             bad.append(f"v{entry['version']}: the live hand's seed")
         if (
             event["type"] == "card.drawn"
@@ -81,6 +97,91 @@ def live_secrets_in_feed(
     return bad
 
 
+def stored_events(database_url: str, game_id: str) -> list[Any]:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT type, schema_version, data::text FROM events WHERE stream_id = %s "
+            "ORDER BY stream_version",
+            (f"game:{game_id}",),
+        ).fetchall()
+    return [CODEC.decode(kind, version, data) for kind, version, data in rows]
+
+
+def hidden_from(event: Any, viewer: int | None, over: bool) -> bool:
+    """Whether the stored event holds something `viewer` may not know (the rules, not the
+    service's redaction): a live hand's seed, another seat's card from the stock or peeked
+    cards, a seed chain's secret before the game is over."""
+    match event:
+        case HandDealt():
+            return not over
+        case CardDrawn(source="stock", seat=seat) | CardsPeeked(seat=seat):
+            return not over and seat != viewer
+        case LayoutsRevealed():
+            return False
+        case GameCreated() | SeedChainExtended():
+            return True  # token hashes and the chain's secret stay off the feed's details
+    return False
+
+
+def chain_fields_of_hidden_events(
+    entries: list[dict[str, Any]], stored: list[Any], viewer: int | None
+) -> list[str]:
+    """An event the viewer may not know whole shows no event id, time or metadata (with
+    them its hash would give a hidden card away in 52 tries), and no hash unless its hidden
+    part is a 256-bit secret (the lobby's token hashes, a seed chain's secret)."""
+    bad = []
+    ended = {e.hand for e in stored if isinstance(e, HandEnded)}
+    hand = 0
+    for entry in entries:
+        event = stored[entry["version"] - 1]
+        hand = event.hand if isinstance(event, HandDealt) else hand
+        if not hidden_from(event, viewer, hand in ended):
+            continue
+        shown = [k for k in ("event_id", "recorded_at", "metadata") if entry[k] is not None]
+        lobby = isinstance(event, GameCreated | SeatClaimed | SeedChainExtended)
+        if entry["hash"] is not None and not lobby:
+            shown.append("hash")
+        after = next((e for e in entries if e["version"] == entry["version"] + 1), None)
+        if after is not None and after["prev_hash"] is not None and not lobby:
+            shown.append("the next entry's prev_hash")
+        if shown:
+            bad.append(f"v{entry['version']} ({type(event).__name__}): {shown}")
+    return bad
+
+
+def check_audit_endpoints(
+    http: httpx.Client,
+    table: Table,
+    hand: int,
+    live: bool,
+    public: Counter[str],
+    secrets: list[str],
+) -> None:
+    """The audit states public facts only; a live hand is neither replayed nor exported,
+    and the replay of the hand before it holds nothing of it."""
+    audit = http.get(f"/games/{table.game_id}/audit")
+    assert audit.status_code == 200
+    assert audit.json()["ok"] is True, audit.json()["failures"]
+    assert not cards_in(audit.json()) - public, "the audit names a card"
+    responses = [audit]
+    if live:
+        replay = http.get(f"/games/{table.game_id}/hands/{hand}/replay")
+        assert replay.status_code == 409
+        export = http.get(f"/games/{table.game_id}/export")
+        assert export.status_code == 409
+        for response in (replay, export):
+            assert not cards_in(response.json()) - public
+        responses += [replay, export]
+        if hand > 1:
+            before = http.get(f"/games/{table.game_id}/hands/{hand - 1}/replay")
+            assert before.status_code == 200
+            assert all(step["event"]["type"] != "hand.dealt" for step in before.json()["steps"][1:])
+            responses.append(before)
+    for response in responses:
+        for secret in secrets:
+            assert secret not in response.text, "a live seed or a seed chain's secret"
+
+
 def check_every_endpoint(
     http: httpx.Client,
     table: Table,
@@ -92,6 +193,15 @@ def check_every_endpoint(
     status = decider.status(state)
     live = status.phase in ("setup", "playing")
     seed = getattr(getattr(state, "round", None), "seed", None) or getattr(state, "seed", None)
+    server_seed = getattr(getattr(state, "round", None), "server_seed", None) or getattr(
+        state, "server_seed", None
+    )
+    secrets = [] if status.phase == "game_over" else chain_secrets(database_url, table.game_id)
+    assert secrets or status.phase == "game_over", "a live game has a chain secret to keep"
+    if live and server_seed:
+        secrets.append(server_seed)
+    if live and seed:
+        secrets.append(seed)
     oracle: Callable[[Any, int | None], Counter[str]] = (
         shedding_knowable if decider.name == "tens-shedding" else grid_knowable
     )
@@ -117,6 +227,9 @@ def check_every_endpoint(
         if live:
             bad = live_secrets_in_feed(feed.json()["events"], viewer, status.hand)
             assert not bad, f"viewer {viewer}: {bad}"
+            stored = stored_events(database_url, table.game_id)  # read after the feed
+            bad = chain_fields_of_hidden_events(feed.json()["events"], stored, viewer)
+            assert not bad, f"viewer {viewer}: {bad}"
         responses.append(feed)
 
         for path in ("", "/scores"):
@@ -131,9 +244,21 @@ def check_every_endpoint(
         assert not [t for t in (table.creator, *table.tokens) if t in lobby.text]
         responses.append(lobby)
         responses += read_models(http, table, status.hand, live)
-        if live and seed:
-            for response in responses:
-                assert seed not in response.text, f"viewer {viewer} saw the live seed"
+        responses.append(http.get("/.well-known/fairway-receipt-key"))
+        if viewer is not None and status.phase != "game_over":
+            seeded = http.put(
+                f"/games/{table.game_id}/seats/{viewer}/seed",
+                json={"seed": f"seat {viewer} at v{body['version']}"},
+                headers=headers,
+            )
+            assert seeded.status_code == 200, seeded.text
+            assert not cards_in(seeded.json())
+            responses.append(seeded)
+        for response in responses:
+            for secret in secrets:
+                assert secret not in response.text, f"viewer {viewer} saw a secret seed"
+    live_secrets = [x for x in (seed, server_seed) if x and live] + secrets
+    check_audit_endpoints(http, table, status.hand, live, oracle(state, None), live_secrets)
     if last_action is not None and live:
         answer = last_action.json()
         bad = live_secrets_in_feed(answer["events"], actor, status.hand)
@@ -142,8 +267,8 @@ def check_every_endpoint(
         shown = cards_in(answer["view"])
         assert not shown - known, f"the action's answer showed seat {actor} {shown - known}"
         assert set(cards_in(answer["legal_actions"])) <= set(known)
-        if seed:
-            assert seed not in last_action.text
+        for secret in secrets:
+            assert secret not in last_action.text, "the action's answer holds a secret seed"
 
 
 def read_models(http: httpx.Client, table: Table, hand: int, live: bool) -> list[httpx.Response]:
@@ -195,3 +320,13 @@ def test_no_response_to_any_viewer_holds_a_card_it_may_not_know(
         assert response.status_code == 200, response.text
         check_every_endpoint(http, table, database_url, response, seat)
     assert table.public()["status"]["phase"] == "game_over"
+    # Seeds were set by every seat at every step: every deal used the ones the events show.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT stream_version, type, schema_version, data::text FROM events "
+            "WHERE stream_id = %s ORDER BY stream_version",
+            (f"game:{table.game_id}",),
+        ).fetchall()
+    events = [(v, CODEC.decode(kind, schema, data)) for v, kind, schema, data in rows]
+    assert any(isinstance(e, SeatSeedSet) for _, e in events)
+    assert check_deals(events) == []

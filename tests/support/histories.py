@@ -19,7 +19,7 @@ from domain.variants import bot, decider_for
 from events.codec import GENESIS_HASH, canonical_bytes, chain_hash, default_codec
 from events.schema.common import Act, DealHand, GameOptions, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.record import ACTION
 
 

@@ -7,7 +7,7 @@ import msgspec
 import pytest
 
 from events.schema.common import HandEnded
-from events.store import StoredRow
+from events.stored import StoredRow
 from service.audit import audit_game
 from service.audit.receipts import check_receipts
 from service.receipts import ReceiptKey, sign

@@ -232,3 +232,25 @@ def test_not_an_export_is_refused_naming_what_does_not_fit() -> None:
     bad = len(lines.splitlines()) + 1
     with pytest.raises(ValueError, match=f"line {bad} is not an exported event"):
         verify_export(lines + b"{]\n")
+
+
+def test_an_export_without_its_game_is_no_finished_game() -> None:
+    doc = json.loads(exported())
+    empty = {**doc, "events": [], "event_count": 0, "head_hash": ""}
+    lines = [f.line() for f in verify_export(json.dumps(empty).encode()).failures]
+    assert "document: events hold no game.created: not a game" in lines
+    unfinished = json.loads(exported())
+    unfinished["events"] = unfinished["events"][:30]
+    unfinished["event_count"] = 30
+    unfinished["head_hash"] = unfinished["events"][-1]["hash"]
+    lines = [f.line() for f in verify_export(json.dumps(unfinished).encode()).failures]
+    assert "document: events hold no game.ended: not a finished game" in lines
+
+
+def test_a_second_game_started_is_reported() -> None:
+    doc = json.loads(exported())
+    started = _event(doc, "game.started")
+    dealt = _event(doc, "hand.dealt", 1)
+    dealt.update({k: started[k] for k in ("type", "data")})
+    lines = [f.line() for f in verify_export(json.dumps(doc).encode()).failures]
+    assert any(line.startswith(f"version {dealt['version']}: type a second") for line in lines)

@@ -1,0 +1,89 @@
+"""Property: any one field of any event's data in an export, changed to another value of
+its kind, fails verification at that event's version, naming `data.<field>` (or, for the
+fields of a deal that the fairness check owns, a `data.` field of that deal)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from service.audit.export import export_game
+from service.audit.offline import verify_export
+from tests.support.histories import played, rows
+
+pytestmark = pytest.mark.property
+
+GAME = "0123456789abcdef"
+VARIANTS = [("golf", 2), ("basketball", 3), ("tens-shedding", 2), ("tens", 2)]
+DEAL_FIELDS = {"seed", "commitment", "server_seed", "seat_seeds", "nonce"}
+
+
+@cache
+def exported(variant: str, players: int) -> str:
+    stored, _ = played(variant, players, seed=13)
+    return msgspec.json.encode(export_game(GAME, rows(GAME, stored))).decode()
+
+
+def changed(value: Any, pick: int) -> Any:
+    """Another value of the same kind."""
+    match value:
+        case bool():
+            return not value
+        case int():
+            return value + 1 + pick % 3
+        case str() if len(value) == 2 and value != "JK":  # a card
+            return ("2C", "3D", "4H", "5S")[pick % 4] if value[0] != "2345"[pick % 4] else "KS"
+        case str() if value:
+            return value[:-1] + ("0" if value[-1] != "0" else "1")
+        case str():
+            return "x"
+        case list() if value:
+            return [changed(value[0], pick), *value[1:]]
+        case list():
+            return ["AS"]
+        case None:
+            return 1
+    return None
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(game=st.sampled_from(VARIANTS), which=st.integers(0, 10**6), pick=st.integers(0, 10**6))
+def test_any_data_field_changed_fails_at_its_version_naming_it(
+    game: tuple[str, int], which: int, pick: int
+) -> None:
+    doc = json.loads(exported(*game))
+    events = [e for e in doc["events"] if e["type"] not in ("game.created", "seat.claimed")]
+    event = events[which % len(events)]
+    data = json.loads(event["data"])
+    fields = [name for name in data if name != "type"]
+    if not fields:
+        return  # (an event with no field but its type: nothing to change)
+    name = fields[pick % len(fields)]
+    data[name] = changed(data[name], pick)
+    event["data"] = json.dumps(data, separators=(",", ":"))
+    report = verify_export(json.dumps(doc).encode())
+    assert not report.ok
+    at = [f.field for f in report.failures if f.version == event["version"]]
+    owned = event["type"] == "hand.dealt" and name in DEAL_FIELDS
+    named = any(
+        part == f"data.{name}" or part.startswith(f"data.{name}[")
+        for field in at
+        for part in field.split(" or ")
+    )
+    assert named or (owned and any(f.startswith("data.") for f in at)), (
+        event["type"],
+        name,
+        [f.line() for f in report.failures],
+    )

@@ -1,0 +1,141 @@
+"""Receipts: a signature over game, version and chain hash that verifies with the public key
+and fails when anything in it changes; the key from configuration or the data directory."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import stat
+from pathlib import Path
+
+import msgspec
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from service.receipts import (
+    KEY_FILE_NAME,
+    Receipt,
+    ReceiptKey,
+    from_b64url,
+    load_or_create,
+    sign,
+    signed_bytes,
+    verify_receipt,
+)
+from service.settings import Settings, SettingsError
+
+pytestmark = pytest.mark.unit
+
+SEED = bytes(range(32))
+KEY = ReceiptKey.from_seed(SEED)
+HASH = hashlib.sha256(b"an event").digest()
+
+
+def test_the_signed_bytes_are_the_documented_encoding() -> None:
+    assert signed_bytes("3f9c0a1b2c3d4e5f", 12, HASH) == (
+        b"fairway-receipt-v1\x00"
+        + (16).to_bytes(4, "big")
+        + b"3f9c0a1b2c3d4e5f"
+        + (12).to_bytes(8, "big")
+        + HASH
+    )
+
+
+def test_a_receipt_verifies_with_the_public_key_by_any_ed25519_implementation() -> None:
+    receipt = sign(KEY, "3f9c0a1b2c3d4e5f", 12, HASH)
+    assert receipt.hash == HASH.hex()
+    assert receipt.key_id == hashlib.sha256(KEY.public_key).hexdigest()[:16]
+    assert verify_receipt(receipt, KEY.public_key)
+    # The same check, by the library directly over the documented bytes.
+    Ed25519PublicKey.from_public_bytes(KEY.public_key).verify(
+        from_b64url(receipt.signature), signed_bytes(receipt.game_id, 12, HASH)
+    )
+
+
+def test_signing_is_deterministic_so_a_retry_gets_the_same_receipt() -> None:
+    assert sign(KEY, "g", 3, HASH) == sign(ReceiptKey.from_seed(SEED), "g", 3, HASH)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"game_id": "3f9c0a1b2c3d4e5e"},
+        {"version": 13},
+        {"version": 11},
+        {"hash": hashlib.sha256(b"another").hexdigest()},
+        {"hash": HASH.hex().upper()},
+        {"key_id": "0" * 16},
+        {"signature": "A" * 86},
+        {"signature": "!!"},
+        {"hash": "not hex"},
+        {"version": -1},
+    ],
+)
+def test_a_receipt_with_any_field_changed_fails(change: dict[str, object]) -> None:
+    receipt = sign(KEY, "3f9c0a1b2c3d4e5f", 12, HASH)
+    assert not verify_receipt(msgspec.structs.replace(receipt, **change), KEY.public_key)
+
+
+def test_a_receipt_fails_with_another_key_or_a_malformed_one() -> None:
+    receipt = sign(KEY, "g", 1, HASH)
+    other = ReceiptKey.from_seed(bytes(32)).public_key
+    assert not verify_receipt(receipt, other)
+    assert not verify_receipt(msgspec.structs.replace(receipt, key_id=other.hex()[:16]), b"x")
+
+
+def test_a_receipt_round_trips_through_json() -> None:
+    receipt = sign(KEY, "g", 1, HASH)
+    decoded = msgspec.json.decode(msgspec.json.encode(receipt), type=Receipt)
+    assert verify_receipt(decoded, KEY.public_key)
+
+
+def test_the_data_directory_key_is_made_once_with_mode_0600_and_reused(tmp_path: Path) -> None:
+    key, created = load_or_create(tmp_path / "var")
+    again, created_again = load_or_create(tmp_path / "var")
+    assert created
+    assert not created_again
+    assert again.public_key == key.public_key
+    path = tmp_path / "var" / KEY_FILE_NAME
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in (tmp_path / "var").iterdir()] == [KEY_FILE_NAME]
+
+
+def test_the_key_comes_from_the_environment_or_a_file(tmp_path: Path) -> None:
+    text = base64.b64encode(SEED).decode()
+    assert Settings.from_env({"FAIRWAY_RECEIPT_KEY": text}).receipt_key == text
+    urlsafe = base64.urlsafe_b64encode(SEED).decode().rstrip("=")
+    assert Settings.from_env({"FAIRWAY_RECEIPT_KEY": urlsafe}).receipt_key == urlsafe
+    keyfile = tmp_path / "key"
+    keyfile.write_text(text + "\n")
+    assert Settings.from_env({"FAIRWAY_RECEIPT_KEY_FILE": str(keyfile)}).receipt_key == text
+    assert Settings.from_env({}).receipt_key is None
+
+
+@pytest.mark.parametrize(
+    ("env", "named", "says"),
+    [
+        ({"FAIRWAY_RECEIPT_KEY": "not base64!"}, "FAIRWAY_RECEIPT_KEY", "base64"),
+        (
+            {"FAIRWAY_RECEIPT_KEY": base64.b64encode(bytes(16)).decode()},
+            "FAIRWAY_RECEIPT_KEY",
+            "not of 16 bytes",
+        ),
+        ({"FAIRWAY_RECEIPT_KEY_FILE": "/nonexistent/key"}, "FAIRWAY_RECEIPT_KEY_FILE", "read"),
+        (
+            {
+                "FAIRWAY_RECEIPT_KEY": base64.b64encode(SEED).decode(),
+                "FAIRWAY_RECEIPT_KEY_FILE": "/etc/hostname",
+            },
+            "FAIRWAY_RECEIPT_KEY_FILE",
+            "both set",
+        ),
+        ({"FAIRWAY_SEED_CHAIN_HANDS": "0"}, "FAIRWAY_SEED_CHAIN_HANDS", "between 1 and 100000"),
+    ],
+)
+def test_an_unusable_key_setting_names_its_variable(
+    env: dict[str, str], named: str, says: str
+) -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env(env)
+    assert refused.value.name == named
+    assert says in refused.value.message
