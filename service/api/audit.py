@@ -27,7 +27,7 @@ from service.audit.export import ExportRefused, export_game, ndjson_lines
 from service.audit.receipts import check_receipts
 from service.games import GameService, stream_id
 from service.problems import PROBLEM_JSON, ApiError, Problem
-from service.readmodels import finished_hand
+from service.readmodels import REPLAYS
 from service.replay import ReplayRefused, replay_hand
 
 NDJSON = "application/x-ndjson"
@@ -110,14 +110,14 @@ class AuditController(Controller):
         played it. Refused whole while the hand is in play. The ETag is the version of the
         hand's last step: a finished hand's replay changes no more (the last hand's gains
         the game's end)."""
-        events = await finished_hand(reader, game_id, hand)  # the read model, when it has it
-        if events is None:
+        body = await REPLAYS.replay(reader, game_id, hand)  # the read model, when it has it
+        if body is None:
             record = await games.load(game_id)
             events = [(entry.version, entry.event) for entry in record.entries]
-        try:
-            body = await asyncio.to_thread(replay_hand, game_id, events, hand)
-        except ReplayRefused as refused:
-            raise ApiError(REFUSALS[refused.code], refused.code, refused.detail) from None
+            try:
+                body = await asyncio.to_thread(replay_hand, game_id, events, hand)
+            except ReplayRefused as refused:
+                raise ApiError(REFUSALS[refused.code], refused.code, refused.detail) from None
         return answer(body, body.steps[-1].version, if_none_match)
 
     @get(

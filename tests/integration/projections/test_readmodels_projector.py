@@ -26,7 +26,9 @@ from projections.replay import Replays, events_of, hand_key
 from projections.runner import Runner
 from projections.scoreboard import Scoreboard
 from projections.store import ProjectionStore
+from service.readmodels import ProjectedReplays
 from service.replay import replay_hand
+from tests.api.server import free_port
 from tests.integration.projections.conftest import forget, on_db
 from tests.support import readmodel_reference as reference
 from tests.support.feeds import random_feed, streams_of
@@ -210,3 +212,34 @@ async def test_a_rebuild_into_a_new_generation_is_equal_key_for_key(
 @pytest.fixture
 def prefix() -> str:
     return f"rm{secrets.token_hex(5)}"
+
+
+async def test_replays_are_folded_from_the_store_and_kept(
+    make_store: Callable[[], ProjectionStore], feed: EmbeddedStore
+) -> None:
+    """Given the replay read model built from a feed, then every finished hand's replay
+    served from it is the one folded from the game's whole stream, the second ask is the
+    one kept, a hand not over (or not there) is None for the caller to fold itself, and a
+    Redis that does not answer is None too."""
+    events = await fill(feed, seed=26, games=10)
+    store = make_store()
+    await build(store, feed)
+    replays = ProjectedReplays(kept=1000)
+    expected = reference.replays(events, replay_hand)
+    assert expected
+    for (game, hand), replay in expected.items():
+        served = await replays.replay(store, game, hand)
+        assert served == replay
+        assert await replays.replay(store, game, hand) is served
+    for stream_id, recorded in streams_of(events).items():
+        game = stream_id.removeprefix("game:")
+        ended = sum(e.type == "hand.ended" for e in recorded)
+        assert await replays.replay(store, game, ended + 1) is None
+
+
+async def test_a_redis_that_does_not_answer_leaves_the_replay_to_the_caller() -> None:
+    dead = RedisProjectionStore.from_url(f"redis://127.0.0.1:{free_port()}/13", "rmdead", 0.5)
+    try:
+        assert await ProjectedReplays().replay(dead, "00000000000000aa", 1) is None
+    finally:
+        await dead.close()
