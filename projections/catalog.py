@@ -11,6 +11,12 @@ from projections.scoreboard import Scoreboard
 PROJECTIONS: tuple[Projection, ...] = (LobbyProjection(), Scoreboard(), Players(), Replays())
 
 
+def fresh() -> list[Projection]:
+    """New instances of every projection, for one projector: the scoreboard and the replay
+    keep a fold cache, which must not be shared by projectors of other stores or threads."""
+    return [type(projection)() for projection in PROJECTIONS]
+
+
 def by_name(name: str) -> Projection:
     for projection in PROJECTIONS:
         if projection.name == name:

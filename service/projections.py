@@ -14,7 +14,7 @@ import contextlib
 
 from events.store import EventStore, StoreError
 from projections.base import ProjectionsUnavailable
-from projections.catalog import PROJECTIONS
+from projections.catalog import PROJECTIONS, fresh
 from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
@@ -39,7 +39,7 @@ class ProjectionService:
         # Inside the service, smaller batches: a batch's fold holds the event loop that
         # serves requests (a few milliseconds at this size).
         self.projector = (
-            Projector(PROJECTIONS, self.store, feed, batch=INLINE_BATCH) if inline else None
+            Projector(fresh(), self.store, feed, batch=INLINE_BATCH) if inline else None
         )
         self._task: asyncio.Task[None] | None = None
 

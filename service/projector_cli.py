@@ -12,7 +12,7 @@ import signal
 import sys
 
 from events.store import open_store
-from projections.catalog import PROJECTIONS, by_name
+from projections.catalog import PROJECTIONS, by_name, fresh
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
 from service.logging import configure_logging, log
@@ -47,7 +47,7 @@ async def _main(settings: Settings, rebuild: str | None) -> int:
     )
     assert settings.redis_url is not None
     store = RedisProjectionStore.from_url(settings.redis_url, settings.redis_prefix)
-    projector = Projector(PROJECTIONS, store, feed)
+    projector = Projector(fresh(), store, feed)
     try:
         if rebuild is not None:
             number = await projector.rebuild(rebuild)
