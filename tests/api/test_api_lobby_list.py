@@ -192,6 +192,12 @@ def redis_backed(api_settings: Settings, redis_url: str) -> Iterator[_Redis]:
         )
         try:
             with running_server(settings) as base:
+                # A new prefix: every projection builds from zero over the session's events
+                # first (the read models beside the lobby make that take a while).
+                built = time.monotonic() + 120
+                while httpx.get(f"{base}/games", timeout=5).status_code != 200:
+                    assert time.monotonic() < built, "the projections were not built in time"
+                    time.sleep(0.1)
                 yield _Redis(base, proxy)
         finally:
             asyncio.run(forget(on_db(redis_url), prefix))

@@ -36,8 +36,9 @@ def play_to_end(table: Table, rng: random.Random, steps: int = 2000) -> None:
     raise AssertionError("the game did not end")
 
 
-def caught_up(http: httpx.Client, game_id: str, timeout: float = 15.0) -> dict[str, Any]:
-    """The scoreboard once it has reached the game's current version."""
+def caught_up(http: httpx.Client, game_id: str, timeout: float = 120.0) -> dict[str, Any]:
+    """The scoreboard once it has reached the game's current version (a server on a new
+    Redis prefix first builds every projection from zero over the session's events)."""
     version = http.get(f"/games/{game_id}").json()["version"]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
