@@ -77,6 +77,12 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 """
 
+_MARK = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'error', ARGV[2])
+return 1
+"""
+
 _OUTCOMES = {1: Outcome.COMMITTED, 0: Outcome.MOVED, -1: Outcome.GONE}
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
@@ -89,6 +95,7 @@ class RedisProjectionStore(ProjectionStore):
         self._prefix = prefix
         self._commit = client.register_script(_COMMIT)
         self._switch = client.register_script(_SWITCH)
+        self._mark = client.register_script(_MARK)  # never recreates a dropped generation
         self._aliases: dict[str, tuple[int, float]] = {}
 
     @classmethod
@@ -151,13 +158,7 @@ class RedisProjectionStore(ProjectionStore):
 
     async def mark(self, name: str, number: int, state: State, error: str = "") -> None:
         async with _unavailable():
-            meta = self._meta(name, number)
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.exists(meta)
-                pipe.hset(meta, mapping={"state": state, "error": error})
-                exists, _ = await pipe.execute()
-            if not exists:  # the generation was dropped meanwhile: leave nothing behind
-                await self._redis.delete(meta)
+            await self._mark(keys=[self._meta(name, number)], args=[state, error])
 
     async def switch(self, name: str, number: int, expected: int | None) -> bool:
         async with _unavailable():

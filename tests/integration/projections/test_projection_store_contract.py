@@ -207,3 +207,17 @@ async def test_a_cursor_no_page_handed_out_is_refused(pstore: ProjectionStore, c
     await live(pstore)
     with pytest.raises(InvalidCursor):
         await pstore.page("demo", "i", limit=3, cursor=cursor)
+
+
+async def test_marking_records_the_state_and_never_brings_back_a_dropped_generation(
+    pstore: ProjectionStore,
+) -> None:
+    number = await live(pstore)
+    await pstore.mark("demo", number, "failed", "a gap")
+    meta = await pstore.generation("demo", number)
+    assert meta is not None
+    assert (meta.state, meta.error) == ("failed", "a gap")
+    await pstore.drop("demo", number)
+    await pstore.mark("demo", number, "running")
+    assert await pstore.generation("demo", number) is None
+    assert await pstore.generations("demo") == []
