@@ -40,35 +40,28 @@ ALIAS_TTL = 1.0
 DROP_BATCH = 500
 
 _COMMIT = """
-local meta = KEYS[1]
-local cp = redis.call('HMGET', meta, 'tx', 'pos')
+local p = cjson.decode(ARGV[1])
+local cp = redis.call('HMGET', KEYS[1], 'tx', 'pos')
 if not cp[1] then return -1 end
-if cp[1] ~= ARGV[1] or cp[2] ~= ARGV[2] then return 0 end
-redis.call('HSET', meta, 'tx', ARGV[3], 'pos', ARGV[4])
-local a = 6
-local nv = tonumber(ARGV[5])
-while nv > 0 do
-  local n = math.min(nv, 200)
-  local args = {}
-  for i = 1, n * 2 do args[i] = ARGV[a + i - 1] end
-  redis.call('HSET', KEYS[2], unpack(args))
-  a = a + n * 2
-  nv = nv - n
-end
-local k = 3
-local last = #ARGV
-while a <= last do
-  local op = ARGV[a]
-  if op == 'S' then redis.call('SET', KEYS[k], ARGV[a + 1]); a = a + 2
-  elseif op == 'D' then redis.call('DEL', KEYS[k]); a = a + 1
-  elseif op == 'H' then redis.call('HINCRBY', KEYS[k], ARGV[a + 1], ARGV[a + 2]); a = a + 3
-  elseif op == 'A' then redis.call('ZADD', KEYS[k], ARGV[a + 1], ARGV[a + 2]); a = a + 3
-  elseif op == 'R' then redis.call('ZREM', KEYS[k], ARGV[a + 1]); a = a + 2
-  else return redis.error_reply('unknown op ' .. tostring(op)) end
-  k = k + 1
+if cp[1] ~= p[1] or cp[2] ~= p[2] then return 0 end
+redis.call('HSET', KEYS[1], 'tx', p[3], 'pos', p[4])
+local versions = p[5]
+for i = 1, #versions, 2 do redis.call('HSET', KEYS[2], versions[i], versions[i + 1]) end
+for _, op in ipairs(p[6]) do
+  local kind, key = op[1], KEYS[op[2]]
+  if kind == 'S' then redis.call('SET', key, op[3])
+  elseif kind == 'A' then redis.call('ZADD', key, op[3], op[4])
+  elseif kind == 'D' then redis.call('DEL', key)
+  elseif kind == 'H' then redis.call('HINCRBY', key, op[3], op[4])
+  elseif kind == 'R' then redis.call('ZREM', key, op[3])
+  else return redis.error_reply('unknown op ' .. tostring(kind)) end
 end
 return 1
 """
+"""Apply a batch: KEYS are the meta key, the streams hash, then every key the batch writes
+(each once); ARGV[1] is one JSON array: the start and end checkpoints, the stream versions,
+and the operations, each naming its key by its index in KEYS. Numbers travel as strings, so
+no score or counter passes through Lua's doubles."""
 
 _SWITCH = """
 local current = redis.call('GET', KEYS[1])
@@ -221,26 +214,42 @@ class RedisProjectionStore(ProjectionStore):
         self, name: str, number: int, start: Checkpoint, end: Checkpoint, changes: Changes
     ) -> Outcome:
         keys = [self._meta(name, number), self._streams(name, number)]
-        args: list[Any] = [start.tx_id, start.position, end.tx_id, end.position]
-        args.append(len(changes.versions))
+        slots: dict[str, int] = {}
+
+        def slot(full: str) -> int:
+            found = slots.get(full)
+            if found is None:
+                keys.append(full)
+                found = slots[full] = len(keys)  # Lua counts from 1
+            return found
+
+        versions: list[str] = []
         for stream, version in changes.versions.items():
-            args += (stream, version)
+            versions += (stream, str(version))
+        ops: list[tuple[object, ...]] = []
         for key, doc in changes.docs.items():
-            keys.append(self._key(name, number, key))
-            args += ("D",) if doc is None else ("S", _encode(doc))
+            at = slot(self._key(name, number, key))
+            ops.append(("D", at) if doc is None else ("S", at, _encode(doc).decode()))
         for key, (reset, sums) in changes.counters.items():
-            full = self._key(name, number, key)
+            at = slot(self._key(name, number, key))
             if reset:
-                keys.append(full)
-                args.append("D")
-            for field_, amount in sums.items():
-                keys.append(full)
-                args += ("H", field_, amount)
+                ops.append(("D", at))
+            ops += [("H", at, field_, str(amount)) for field_, amount in sums.items()]
         for (index, member), score in changes.index.items():
-            keys.append(self._index(name, number, index))
-            args += ("R", member) if score is None else ("A", repr(score), member)
+            at = slot(self._index(name, number, index))
+            ops.append(("R", at, member) if score is None else ("A", at, repr(score), member))
+        payload = _encode(
+            [
+                str(start.tx_id),
+                str(start.position),
+                str(end.tx_id),
+                str(end.position),
+                versions,
+                ops,
+            ]
+        )
         async with _unavailable():
-            result = await self._commit(keys=keys, args=args)
+            result = await self._commit(keys=keys, args=[payload])
         return _OUTCOMES[int(result)]
 
     # ---- reading ----------------------------------------------------------------------------

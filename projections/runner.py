@@ -151,9 +151,9 @@ class Runner:
             keys = keys_of(event) if named is None else named[i]
             for write in apply(event, {key: docs.get(key) for key in keys}):
                 add(write)
-                if isinstance(write, Put):
+                if type(write) is Put:  # later events of the batch see it
                     docs[write.key] = write.doc
-                elif isinstance(write, Delete):
+                elif type(write) is Delete:
                     docs[write.key] = None
             applied_here += 1
         return changes, applied_here

@@ -221,3 +221,27 @@ async def test_marking_records_the_state_and_never_brings_back_a_dropped_generat
     await pstore.mark("demo", number, "running")
     assert await pstore.generation("demo", number) is None
     assert await pstore.generations("demo") == []
+
+
+async def test_values_come_back_exactly_whatever_they_hold(pstore: ProjectionStore) -> None:
+    number = await live(pstore)
+    doc = {"name": 'Zoë 🂡 "quoted" \\ ', "big": 2**62 + 1, "small": -(2**62), "f": 0.1, "n": None}
+    score = 1763874000123457.0  # microseconds: more digits than a Lua number prints
+    batch = changes(
+        Put("ü/key with spaces", doc),
+        Incr("c", "ß", 2**40),
+        IndexAdd("i", "mëmber 🂡", score),
+        versions={"game:ü": 2**31},
+    )
+    assert (
+        await pstore.commit("demo", number, START, Checkpoint(2**40, 2**41), batch)
+        is Outcome.COMMITTED
+    )
+    assert await pstore.get("demo", "ü/key with spaces") == doc
+    assert await pstore.counters("demo", "c") == {"ß": 2**40}
+    page = await pstore.page("demo", "i", limit=5)
+    assert [(e.member, e.score) for e in page.entries] == [("mëmber 🂡", score)]
+    snapshot = await pstore.snapshot("demo", number, [], ["game:ü"])
+    assert snapshot is not None
+    assert snapshot.versions == {"game:ü": 2**31}
+    assert snapshot.checkpoint == Checkpoint(2**40, 2**41)
