@@ -69,7 +69,9 @@ class Outcome(Enum):
 class Changes:
     """A batch's writes, folded to their net effect (the batch is applied as one step, so
     only the end state of each key matters): a doc's last Put or Delete, each counter hash's
-    reset and sums, each index member's last score or removal, each stream's last version."""
+    reset and sums, each index member's last score or removal, each stream's last version.
+    A key holds a doc or a counter hash, never both: a Put after a Delete of the same key
+    in one batch leaves the doc, an Incr after a Delete a fresh counter."""
 
     docs: dict[str, Doc | None] = field(default_factory=dict)
     counters: dict[str, tuple[bool, dict[str, int]]] = field(default_factory=dict)
@@ -85,6 +87,7 @@ class Changes:
 
     def _put(self, write: Put) -> None:
         self.docs[write.key] = write.doc
+        self.counters.pop(write.key, None)  # a key holds a doc or a counter hash, not both
 
     def _delete(self, write: Delete) -> None:
         self.docs[write.key] = None

@@ -245,3 +245,26 @@ async def test_values_come_back_exactly_whatever_they_hold(pstore: ProjectionSto
     assert snapshot is not None
     assert snapshot.versions == {"game:ü": 2**31}
     assert snapshot.checkpoint == Checkpoint(2**40, 2**41)
+
+
+async def test_within_one_batch_a_put_after_a_delete_stands_and_a_delete_after_a_put_wins(
+    pstore: ProjectionStore,
+) -> None:
+    number = await live(pstore)
+    at = await fill(
+        pstore, number, START, Put("a", {"v": 1}), Put("b", {"v": 1}), Incr("c", "n", 1)
+    )
+    await fill(
+        pstore,
+        number,
+        at,
+        Delete("a"),
+        Put("a", {"v": 2}),
+        Put("b", {"v": 2}),
+        Delete("b"),
+        Delete("c"),
+        Incr("c", "n", 5),
+    )
+    assert await pstore.get("demo", "a") == {"v": 2}
+    assert await pstore.get("demo", "b") is None
+    assert await pstore.counters("demo", "c") == {"n": 5}
