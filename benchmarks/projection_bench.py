@@ -123,13 +123,15 @@ async def wait_quiet(limit: float, threshold: float = 0.25) -> float:
 
 
 QUIET_WAIT = 0.0
+QUIET_BELOW = 0.25
 
 
 async def best(repeat: int, work: object, redis_url: str) -> Timing:
     found: Timing | None = None
     for _ in range(repeat):
         if QUIET_WAIT:
-            await wait_quiet(QUIET_WAIT)
+            busy = await wait_quiet(QUIET_WAIT, QUIET_BELOW)
+            print(f"  (machine {busy:.0%} busy before this run)", flush=True)
         redis_before = await redis_cpu(redis_url)
         cpu, start = time.process_time(), time.perf_counter()
         await work()  # type: ignore[operator]
@@ -273,13 +275,14 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=2000)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--warmup", type=float, default=5)
+    parser.add_argument("--quiet-below", type=float, default=0.25, help="busy fraction")
     parser.add_argument(
         "--quiet-wait", type=float, default=0, help="wait up to this many s for a quiet machine"
     )
     args = parser.parse_args()
     if args.command == "rebuild":
-        global QUIET_WAIT
-        QUIET_WAIT = args.quiet_wait
+        global QUIET_WAIT, QUIET_BELOW
+        QUIET_WAIT, QUIET_BELOW = args.quiet_wait, args.quiet_below
         asyncio.run(rebuild_bench(args))
     else:
         lag_bench(args)
