@@ -19,7 +19,7 @@ Every Redis error leaves this module as `ProjectionsUnavailable`.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -265,24 +265,38 @@ class RedisProjectionStore(ProjectionStore):
         self._aliases[projection] = (number, now + ALIAS_TTL)
         return number
 
+    async def _read(self, projection: str, commands: Callable[[Any, int], None]) -> list[Any]:
+        """Run `commands(pipeline, generation)` on the live generation, in one round trip
+        with a check that the generation still exists: a reader never takes a flushed or
+        dropped generation's silence for an empty read model (it resolves the alias again,
+        and while none is live, `ProjectionsUnavailable`)."""
+        for _ in range(2):
+            number = await self._live(projection)
+            async with _unavailable(), self._redis.pipeline(transaction=False) as pipe:
+                pipe.exists(self._meta(projection, number))
+                commands(pipe, number)
+                exists, *results = await pipe.execute()
+            if exists:
+                return list(results)
+            self._aliases.pop(projection, None)
+        raise ProjectionsUnavailable(f"the {projection} projection is being rebuilt")
+
     async def get(self, projection: str, key: str) -> Doc | None:
-        number = await self._live(projection)
-        async with _unavailable():
-            raw = await self._redis.get(self._key(projection, number, key))
+        [raw] = await self._read(projection, lambda p, n: p.get(self._key(projection, n, key)))
         return None if raw is None else _decode(raw)
 
     async def get_many(self, projection: str, keys: Sequence[str]) -> list[Doc | None]:
         if not keys:
             return []
-        number = await self._live(projection)
-        async with _unavailable():
-            raws = await self._redis.mget([self._key(projection, number, key) for key in keys])
+        [raws] = await self._read(
+            projection, lambda p, n: p.mget([self._key(projection, n, key) for key in keys])
+        )
         return [None if raw is None else _decode(raw) for raw in raws]
 
     async def counters(self, projection: str, key: str) -> dict[str, int]:
-        number = await self._live(projection)
-        async with _unavailable():
-            fields = await self._redis.hgetall(self._key(projection, number, key))
+        [fields] = await self._read(
+            projection, lambda p, n: p.hgetall(self._key(projection, n, key))
+        )
         return {f.decode(): int(v) for f, v in fields.items()}
 
     async def page(
@@ -297,37 +311,40 @@ class RedisProjectionStore(ProjectionStore):
         descending: bool = False,
     ) -> IndexPage:
         position = None if cursor is None else decode_cursor(cursor)
-        number = await self._live(projection)
-        key = self._index(projection, number, index)
         low, high = min_score, max_score
         if position is not None:  # start at the cursor's score; equal scores are sifted below
             if descending:
                 high = min(high, position.score)
             else:
                 low = max(low, position.score)
+        start, stop = (high, low) if descending else (low, high)
         entries: list[IndexEntry] = []
         offset, want = 0, limit + 1
-        async with _unavailable():
-            while len(entries) < want:
-                chunk = want - len(entries) + 16
-                start, stop = (high, low) if descending else (low, high)
+        chunk = want + 16
+        found: list[int] = []
+
+        def first(pipe: Any, number: int) -> None:
+            found[:] = [number]
+            pipe.zrange(
+                self._index(projection, number, index), start, stop, desc=descending,
+                withscores=True, byscore=True, offset=0, num=chunk,
+            )  # fmt: skip
+
+        [rows] = await self._read(projection, first)
+        while True:
+            offset += len(rows)
+            for member, score in rows:
+                entry = IndexEntry(member.decode(), float(score))
+                if position is None or after(entry, position, descending):
+                    entries.append(entry)
+            if len(rows) < chunk or len(entries) >= want:
+                break
+            chunk = want - len(entries) + 16  # many entries tied at the cursor's score
+            async with _unavailable():
                 rows = await self._redis.zrange(
-                    key,
-                    start,
-                    stop,
-                    desc=descending,
-                    withscores=True,
-                    byscore=True,
-                    offset=offset,
-                    num=chunk,
-                )
-                offset += len(rows)
-                for member, score in rows:
-                    entry = IndexEntry(member.decode(), float(score))
-                    if position is None or after(entry, position, descending):
-                        entries.append(entry)
-                if len(rows) < chunk:
-                    break
+                    self._index(projection, found[0], index), start, stop, desc=descending,
+                    withscores=True, byscore=True, offset=offset, num=chunk,
+                )  # fmt: skip
         more = len(entries) > limit
         entries = entries[:limit]
         return IndexPage(entries, encode_cursor(entries[-1]) if more else None)
