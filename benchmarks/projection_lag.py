@@ -24,6 +24,7 @@ from events.store import PostgresStore, RecordedEvent  # noqa: E402
 from projections.catalog import PROJECTIONS  # noqa: E402
 from projections.projector import Projector  # noqa: E402
 from projections.redis_store import RedisProjectionStore  # noqa: E402
+from service.logging import configure_logging  # noqa: E402
 from tests.support.redis_keys import forget  # noqa: E402
 
 
@@ -34,6 +35,7 @@ def percentile(ordered: Sequence[float], p: float) -> float:
 
 
 async def main(args: argparse.Namespace) -> None:
+    configure_logging("warning", "json")  # on stderr: stdout carries the one line of figures
     feed = await PostgresStore.open(args.database_url, poll_interval=0.5)
     store = RedisProjectionStore.from_url(args.redis_url, args.prefix)
     started = time.monotonic()

@@ -36,6 +36,7 @@ def game_id(stream_id: str) -> str | None:
 
 
 def listing_key(game: str) -> str:
+    """A listing's key: the game's stream id."""
     return f"game:{game}"
 
 
@@ -79,14 +80,14 @@ class LobbyProjection:
     version = 1
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
-        game = game_id(event.stream_id)
-        return () if game is None else (listing_key(game),)
+        stream = event.stream_id
+        return (stream,) if stream.startswith("game:") else ()  # the listing's key
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
-        game = game_id(event.stream_id)
-        if game is None:
+        key = event.stream_id  # `game:<id>`, the listing's key too
+        if not key.startswith("game:"):
             return ()
-        key = listing_key(game)
+        game = key[5:]
         before = docs.get(key)
         data = event.data
         if isinstance(data, GameCreated):
@@ -95,12 +96,13 @@ class LobbyProjection:
             return ()  # a game stream that did not begin with game.created: nothing to list
         else:
             listing = changed(before, data)
+        at = event.recorded_at
         listing["version"] = event.version
-        listing["updated_at"] = event.recorded_at.isoformat()
-        now = score(event.recorded_at)
-        writes: list[Write] = [Put(key, listing)]
+        listing["updated_at"] = at.isoformat()
+        now = score(at)
         after = indexes(listing)
         was = indexes(before)
+        writes: list[Write] = [Put(key, listing)]
         if was != after:
             writes += [IndexRemove(name, game) for name in was if name not in after]
         writes += [IndexAdd(name, game, now) for name in after]

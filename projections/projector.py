@@ -38,6 +38,13 @@ RETRY_MAX = 5.0
 log = structlog.get_logger("fairway.projections")
 
 
+class NewerVersion(Exception):
+    """The live generation was built by a newer version of the projection's code."""
+
+    def __init__(self, name: str, stored: int, mine: int) -> None:
+        super().__init__(f"{name}: the live generation is version {stored}, this code {mine}")
+
+
 @dataclass
 class Progress:
     """What this process knows of a projection it runs."""
@@ -119,6 +126,10 @@ class Projector:
         if number is None:
             return await self.build(projection, None)
         meta = await self.store.generation(projection.name, number)
+        if meta is not None and meta.version > projection.version:
+            # Built by newer code (a rolling deploy): leave it to the new projectors rather
+            # than switch readers back to this code's meaning.
+            raise NewerVersion(projection.name, meta.version, projection.version)
         if meta is None or meta.version != projection.version:
             return await self.build(projection, number)
         return number
@@ -146,6 +157,11 @@ class Projector:
                 return
             except GenerationGone:
                 continue  # flushed or replaced while building: look again
+            except NewerVersion as newer:
+                self._note(name, "outdated", self.progress[name].generation, error=str(newer))
+                self._emit("projection_outdated", projection=name, error=str(newer))
+                await asyncio.sleep(self.poll)
+                continue
             except (ProjectionsUnavailable, StoreUnavailable) as error:
                 self._note(name, "waiting", self.progress[name].generation, error=str(error))
                 self._emit("projection_waiting", projection=name, error=str(error))

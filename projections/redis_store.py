@@ -19,7 +19,7 @@ Every Redis error leaves this module as `ProjectionsUnavailable`.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -40,40 +40,39 @@ ALIAS_TTL = 1.0
 DROP_BATCH = 500
 
 _COMMIT = """
-local meta = KEYS[1]
-local cp = redis.call('HMGET', meta, 'tx', 'pos')
+local p = cjson.decode(ARGV[1])
+local cp = redis.call('HMGET', KEYS[1], 'tx', 'pos')
 if not cp[1] then return -1 end
-if cp[1] ~= ARGV[1] or cp[2] ~= ARGV[2] then return 0 end
-redis.call('HSET', meta, 'tx', ARGV[3], 'pos', ARGV[4])
-local a = 6
-local nv = tonumber(ARGV[5])
-while nv > 0 do
-  local n = math.min(nv, 200)
-  local args = {}
-  for i = 1, n * 2 do args[i] = ARGV[a + i - 1] end
-  redis.call('HSET', KEYS[2], unpack(args))
-  a = a + n * 2
-  nv = nv - n
-end
-local k = 3
-local last = #ARGV
-while a <= last do
-  local op = ARGV[a]
-  if op == 'S' then redis.call('SET', KEYS[k], ARGV[a + 1]); a = a + 2
-  elseif op == 'D' then redis.call('DEL', KEYS[k]); a = a + 1
-  elseif op == 'H' then redis.call('HINCRBY', KEYS[k], ARGV[a + 1], ARGV[a + 2]); a = a + 3
-  elseif op == 'A' then redis.call('ZADD', KEYS[k], ARGV[a + 1], ARGV[a + 2]); a = a + 3
-  elseif op == 'R' then redis.call('ZREM', KEYS[k], ARGV[a + 1]); a = a + 2
-  else return redis.error_reply('unknown op ' .. tostring(op)) end
-  k = k + 1
+if cp[1] ~= p[1] or cp[2] ~= p[2] then return 0 end
+redis.call('HSET', KEYS[1], 'tx', p[3], 'pos', p[4])
+local versions = p[5]
+for i = 1, #versions, 2 do redis.call('HSET', KEYS[2], versions[i], versions[i + 1]) end
+for _, op in ipairs(p[6]) do
+  local kind, key = op[1], KEYS[op[2]]
+  if kind == 'S' then redis.call('SET', key, op[3])
+  elseif kind == 'A' then redis.call('ZADD', key, op[3], op[4])
+  elseif kind == 'D' then redis.call('DEL', key)
+  elseif kind == 'H' then redis.call('HINCRBY', key, op[3], op[4])
+  elseif kind == 'R' then redis.call('ZREM', key, op[3])
+  else return redis.error_reply('unknown op ' .. tostring(kind)) end
 end
 return 1
 """
+"""Apply a batch: KEYS are the meta key, the streams hash, then every key the batch writes
+(each once); ARGV[1] is one JSON array: the start and end checkpoints, the stream versions,
+and the operations, each naming its key by its index in KEYS. Numbers travel as strings, so
+no score or counter passes through Lua's doubles."""
 
 _SWITCH = """
 local current = redis.call('GET', KEYS[1])
 if (current or '') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
+
+_MARK = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'error', ARGV[2])
 return 1
 """
 
@@ -89,6 +88,7 @@ class RedisProjectionStore(ProjectionStore):
         self._prefix = prefix
         self._commit = client.register_script(_COMMIT)
         self._switch = client.register_script(_SWITCH)
+        self._mark = client.register_script(_MARK)  # never recreates a dropped generation
         self._aliases: dict[str, tuple[int, float]] = {}
 
     @classmethod
@@ -151,13 +151,7 @@ class RedisProjectionStore(ProjectionStore):
 
     async def mark(self, name: str, number: int, state: State, error: str = "") -> None:
         async with _unavailable():
-            meta = self._meta(name, number)
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.exists(meta)
-                pipe.hset(meta, mapping={"state": state, "error": error})
-                exists, _ = await pipe.execute()
-            if not exists:  # the generation was dropped meanwhile: leave nothing behind
-                await self._redis.delete(meta)
+            await self._mark(keys=[self._meta(name, number)], args=[state, error])
 
     async def switch(self, name: str, number: int, expected: int | None) -> bool:
         async with _unavailable():
@@ -220,26 +214,42 @@ class RedisProjectionStore(ProjectionStore):
         self, name: str, number: int, start: Checkpoint, end: Checkpoint, changes: Changes
     ) -> Outcome:
         keys = [self._meta(name, number), self._streams(name, number)]
-        args: list[Any] = [start.tx_id, start.position, end.tx_id, end.position]
-        args.append(len(changes.versions))
+        slots: dict[str, int] = {}
+
+        def slot(full: str) -> int:
+            found = slots.get(full)
+            if found is None:
+                keys.append(full)
+                found = slots[full] = len(keys)  # Lua counts from 1
+            return found
+
+        versions: list[str] = []
         for stream, version in changes.versions.items():
-            args += (stream, version)
+            versions += (stream, str(version))
+        ops: list[tuple[object, ...]] = []
         for key, doc in changes.docs.items():
-            keys.append(self._key(name, number, key))
-            args += ("D",) if doc is None else ("S", _encode(doc))
+            at = slot(self._key(name, number, key))
+            ops.append(("D", at) if doc is None else ("S", at, _encode(doc).decode()))
         for key, (reset, sums) in changes.counters.items():
-            full = self._key(name, number, key)
+            at = slot(self._key(name, number, key))
             if reset:
-                keys.append(full)
-                args.append("D")
-            for field_, amount in sums.items():
-                keys.append(full)
-                args += ("H", field_, amount)
+                ops.append(("D", at))
+            ops += [("H", at, field_, str(amount)) for field_, amount in sums.items()]
         for (index, member), score in changes.index.items():
-            keys.append(self._index(name, number, index))
-            args += ("R", member) if score is None else ("A", repr(score), member)
+            at = slot(self._index(name, number, index))
+            ops.append(("R", at, member) if score is None else ("A", at, repr(score), member))
+        payload = _encode(
+            [
+                str(start.tx_id),
+                str(start.position),
+                str(end.tx_id),
+                str(end.position),
+                versions,
+                ops,
+            ]
+        )
         async with _unavailable():
-            result = await self._commit(keys=keys, args=args)
+            result = await self._commit(keys=keys, args=[payload])
         return _OUTCOMES[int(result)]
 
     # ---- reading ----------------------------------------------------------------------------
@@ -255,24 +265,38 @@ class RedisProjectionStore(ProjectionStore):
         self._aliases[projection] = (number, now + ALIAS_TTL)
         return number
 
+    async def _read(self, projection: str, commands: Callable[[Any, int], None]) -> list[Any]:
+        """Run `commands(pipeline, generation)` on the live generation, in one round trip
+        with a check that the generation still exists: a reader never takes a flushed or
+        dropped generation's silence for an empty read model (it resolves the alias again,
+        and while none is live, `ProjectionsUnavailable`)."""
+        for _ in range(2):
+            number = await self._live(projection)
+            async with _unavailable(), self._redis.pipeline(transaction=False) as pipe:
+                pipe.exists(self._meta(projection, number))
+                commands(pipe, number)
+                exists, *results = await pipe.execute()
+            if exists:
+                return list(results)
+            self._aliases.pop(projection, None)
+        raise ProjectionsUnavailable(f"the {projection} projection is being rebuilt")
+
     async def get(self, projection: str, key: str) -> Doc | None:
-        number = await self._live(projection)
-        async with _unavailable():
-            raw = await self._redis.get(self._key(projection, number, key))
+        [raw] = await self._read(projection, lambda p, n: p.get(self._key(projection, n, key)))
         return None if raw is None else _decode(raw)
 
     async def get_many(self, projection: str, keys: Sequence[str]) -> list[Doc | None]:
         if not keys:
             return []
-        number = await self._live(projection)
-        async with _unavailable():
-            raws = await self._redis.mget([self._key(projection, number, key) for key in keys])
+        [raws] = await self._read(
+            projection, lambda p, n: p.mget([self._key(projection, n, key) for key in keys])
+        )
         return [None if raw is None else _decode(raw) for raw in raws]
 
     async def counters(self, projection: str, key: str) -> dict[str, int]:
-        number = await self._live(projection)
-        async with _unavailable():
-            fields = await self._redis.hgetall(self._key(projection, number, key))
+        [fields] = await self._read(
+            projection, lambda p, n: p.hgetall(self._key(projection, n, key))
+        )
         return {f.decode(): int(v) for f, v in fields.items()}
 
     async def page(
@@ -287,37 +311,40 @@ class RedisProjectionStore(ProjectionStore):
         descending: bool = False,
     ) -> IndexPage:
         position = None if cursor is None else decode_cursor(cursor)
-        number = await self._live(projection)
-        key = self._index(projection, number, index)
         low, high = min_score, max_score
         if position is not None:  # start at the cursor's score; equal scores are sifted below
             if descending:
                 high = min(high, position.score)
             else:
                 low = max(low, position.score)
+        start, stop = (high, low) if descending else (low, high)
         entries: list[IndexEntry] = []
         offset, want = 0, limit + 1
-        async with _unavailable():
-            while len(entries) < want:
-                chunk = want - len(entries) + 16
-                start, stop = (high, low) if descending else (low, high)
+        chunk = want + 16
+        found: list[int] = []
+
+        def first(pipe: Any, number: int) -> None:
+            found[:] = [number]
+            pipe.zrange(
+                self._index(projection, number, index), start, stop, desc=descending,
+                withscores=True, byscore=True, offset=0, num=chunk,
+            )  # fmt: skip
+
+        [rows] = await self._read(projection, first)
+        while True:
+            offset += len(rows)
+            for member, score in rows:
+                entry = IndexEntry(member.decode(), float(score))
+                if position is None or after(entry, position, descending):
+                    entries.append(entry)
+            if len(rows) < chunk or len(entries) >= want:
+                break
+            chunk = want - len(entries) + 16  # many entries tied at the cursor's score
+            async with _unavailable():
                 rows = await self._redis.zrange(
-                    key,
-                    start,
-                    stop,
-                    desc=descending,
-                    withscores=True,
-                    byscore=True,
-                    offset=offset,
-                    num=chunk,
-                )
-                offset += len(rows)
-                for member, score in rows:
-                    entry = IndexEntry(member.decode(), float(score))
-                    if position is None or after(entry, position, descending):
-                        entries.append(entry)
-                if len(rows) < chunk:
-                    break
+                    self._index(projection, found[0], index), start, stop, desc=descending,
+                    withscores=True, byscore=True, offset=offset, num=chunk,
+                )  # fmt: skip
         more = len(entries) > limit
         entries = entries[:limit]
         return IndexPage(entries, encode_cursor(entries[-1]) if more else None)

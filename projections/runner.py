@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from events.store.base import Checkpoint, EventStore, RecordedEvent
-from projections.base import Delete, Doc, Projection, Put
+from projections.base import Delete, Doc, IndexAdd, Projection, Put
 from projections.store import Changes, Outcome, ProjectionStore
 
 BATCH = 1000
@@ -143,7 +143,7 @@ class Runner:
         events left them, and how many events were applied (not redelivered). `named`: each
         event's `keys`, when the caller has them already."""
         changes = Changes()
-        add = changes.add
+        add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
         apply = self.projection.apply
         keys_of = self.projection.keys
         applied_here = 0
@@ -157,10 +157,16 @@ class Runner:
             versions[stream] = changes.versions[stream] = event.version
             keys = keys_of(event) if named is None else named[i]
             for write in apply(event, {key: docs.get(key) for key in keys}):
-                add(write)
-                if isinstance(write, Put):
-                    docs[write.key] = write.doc
-                elif isinstance(write, Delete):
-                    docs[write.key] = None
+                # The two writes of nearly every event inline, the rest through `add`.
+                if type(write) is IndexAdd:
+                    index[(write.index, write.member)] = write.score
+                elif type(write) is Put:
+                    put[write.key] = docs[write.key] = write.doc  # later events see it
+                    if counters:  # a Delete earlier in the batch: the doc replaces it
+                        counters.pop(write.key, None)
+                else:
+                    add(write)
+                    if type(write) is Delete:
+                        docs[write.key] = None
             applied_here += 1
         return changes, applied_here

@@ -13,10 +13,10 @@ Both stores (Redis, in-memory) implement this contract and pass the same tests.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -69,7 +69,9 @@ class Outcome(Enum):
 class Changes:
     """A batch's writes, folded to their net effect (the batch is applied as one step, so
     only the end state of each key matters): a doc's last Put or Delete, each counter hash's
-    reset and sums, each index member's last score or removal, each stream's last version."""
+    reset and sums, each index member's last score or removal, each stream's last version.
+    A key holds a doc or a counter hash, never both: a Put after a Delete of the same key
+    in one batch leaves the doc, an Incr after a Delete a fresh counter."""
 
     docs: dict[str, Doc | None] = field(default_factory=dict)
     counters: dict[str, tuple[bool, dict[str, int]]] = field(default_factory=dict)
@@ -78,25 +80,41 @@ class Changes:
     versions: dict[str, int] = field(default_factory=dict)
 
     def add(self, write: Write) -> None:
-        # The most frequent first: this runs for every write of a rebuild.
-        if isinstance(write, Put):
-            self.docs[write.key] = write.doc
-        elif isinstance(write, IndexAdd):
-            self.index[(write.index, write.member)] = write.score
-        elif isinstance(write, Incr):
-            reset, sums = self.counters.get(write.key, (False, {}))
-            sums[write.field] = sums.get(write.field, 0) + write.amount
-            self.counters[write.key] = (reset, sums)
-        elif isinstance(write, IndexRemove):
-            self.index[(write.index, write.member)] = None
-        elif isinstance(write, Delete):
-            self.docs[write.key] = None
-            self.counters[write.key] = (True, {})
-        else:
+        handler = _ADD.get(type(write))  # by exact type: this runs for every write of a rebuild
+        if handler is None:
             raise TypeError(f"not a write: {write!r}")
+        handler(self, write)
+
+    def _put(self, write: Put) -> None:
+        self.docs[write.key] = write.doc
+        self.counters.pop(write.key, None)  # a key holds a doc or a counter hash, not both
+
+    def _delete(self, write: Delete) -> None:
+        self.docs[write.key] = None
+        self.counters[write.key] = (True, {})
+
+    def _incr(self, write: Incr) -> None:
+        reset, sums = self.counters.get(write.key, (False, {}))
+        sums[write.field] = sums.get(write.field, 0) + write.amount
+        self.counters[write.key] = (reset, sums)
+
+    def _index_add(self, write: IndexAdd) -> None:
+        self.index[(write.index, write.member)] = write.score
+
+    def _index_remove(self, write: IndexRemove) -> None:
+        self.index[(write.index, write.member)] = None
 
     def __bool__(self) -> bool:
         return bool(self.docs or self.counters or self.index or self.versions)
+
+
+_ADD: dict[type, Callable[[Changes, Any], None]] = {
+    Put: Changes._put,
+    Delete: Changes._delete,
+    Incr: Changes._incr,
+    IndexAdd: Changes._index_add,
+    IndexRemove: Changes._index_remove,
+}
 
 
 class ProjectionStore(ProjectionReader, abc.ABC):

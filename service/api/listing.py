@@ -50,7 +50,7 @@ class GameListing(msgspec.Struct):
     title: str
     seats: list[SeatInfo]
     free_seats: list[int]
-    """Seats nobody holds (empty once the game has started... or filled)."""
+    """Seats nobody holds (empty once every seat is claimed)."""
     status: ListingStatus
     hand: int
     """The current or last hand, 1-based; 0 before the first deal."""

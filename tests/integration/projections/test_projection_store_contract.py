@@ -207,3 +207,64 @@ async def test_a_cursor_no_page_handed_out_is_refused(pstore: ProjectionStore, c
     await live(pstore)
     with pytest.raises(InvalidCursor):
         await pstore.page("demo", "i", limit=3, cursor=cursor)
+
+
+async def test_marking_records_the_state_and_never_brings_back_a_dropped_generation(
+    pstore: ProjectionStore,
+) -> None:
+    number = await live(pstore)
+    await pstore.mark("demo", number, "failed", "a gap")
+    meta = await pstore.generation("demo", number)
+    assert meta is not None
+    assert (meta.state, meta.error) == ("failed", "a gap")
+    await pstore.drop("demo", number)
+    await pstore.mark("demo", number, "running")
+    assert await pstore.generation("demo", number) is None
+    assert await pstore.generations("demo") == []
+
+
+async def test_values_come_back_exactly_whatever_they_hold(pstore: ProjectionStore) -> None:
+    number = await live(pstore)
+    doc = {"name": 'Zoë 🂡 "quoted" \\ ', "big": 2**62 + 1, "small": -(2**62), "f": 0.1, "n": None}
+    score = 1763874000123457.0  # microseconds: more digits than a Lua number prints
+    batch = changes(
+        Put("ü/key with spaces", doc),
+        Incr("c", "ß", 2**40),
+        IndexAdd("i", "mëmber 🂡", score),
+        versions={"game:ü": 2**31},
+    )
+    assert (
+        await pstore.commit("demo", number, START, Checkpoint(2**40, 2**41), batch)
+        is Outcome.COMMITTED
+    )
+    assert await pstore.get("demo", "ü/key with spaces") == doc
+    assert await pstore.counters("demo", "c") == {"ß": 2**40}
+    page = await pstore.page("demo", "i", limit=5)
+    assert [(e.member, e.score) for e in page.entries] == [("mëmber 🂡", score)]
+    snapshot = await pstore.snapshot("demo", number, [], ["game:ü"])
+    assert snapshot is not None
+    assert snapshot.versions == {"game:ü": 2**31}
+    assert snapshot.checkpoint == Checkpoint(2**40, 2**41)
+
+
+async def test_within_one_batch_a_put_after_a_delete_stands_and_a_delete_after_a_put_wins(
+    pstore: ProjectionStore,
+) -> None:
+    number = await live(pstore)
+    at = await fill(
+        pstore, number, START, Put("a", {"v": 1}), Put("b", {"v": 1}), Incr("c", "n", 1)
+    )
+    await fill(
+        pstore,
+        number,
+        at,
+        Delete("a"),
+        Put("a", {"v": 2}),
+        Put("b", {"v": 2}),
+        Delete("b"),
+        Delete("c"),
+        Incr("c", "n", 5),
+    )
+    assert await pstore.get("demo", "a") == {"v": 2}
+    assert await pstore.get("demo", "b") is None
+    assert await pstore.counters("demo", "c") == {"n": 5}

@@ -22,7 +22,7 @@ from projections.base import ProjectionsUnavailable
 from projections.catalog import PROJECTIONS
 from projections.lobby import LobbyProjection
 from projections.memory import MemoryProjectionStore
-from projections.projector import Projector
+from projections.projector import NewerVersion, Projector
 from projections.redis_store import RedisProjectionStore
 from projections.runner import Runner, VersionGap
 from projections.status import statuses
@@ -217,9 +217,13 @@ async def test_after_a_flush_the_projections_rebuild_themselves_key_for_key(
         await until(caught_up_check(pstore, feed))
         before = await dumps()
         assert all(before.values())
+        assert (await pstore.page("lobby", "all", limit=1)).entries  # the alias is cached
         await flush(pstore, redis14_url)
-        with pytest.raises(ProjectionsUnavailable):  # until it is back: 503, not wrong answers
+        # Until it is back: 503, never an empty lobby read from the flushed generation.
+        with pytest.raises(ProjectionsUnavailable):
             await pstore.page("lobby", "all", limit=1)
+        with pytest.raises(ProjectionsUnavailable):
+            await pstore.get("lobby", "game:0000000000000000")
         await until(caught_up_check(pstore, feed))
         assert await dumps() == before
 
@@ -298,3 +302,21 @@ async def test_a_build_abandoned_half_way_is_dropped_by_the_next_one(
     live = await Projector([LobbyProjection()], pstore, feed, grace=0).ensure(LobbyProjection())
     assert await pstore.generations("lobby") == [live]
     assert await pstore.dump("lobby", abandoned.number) == {}
+
+
+async def test_an_older_projector_leaves_a_newer_version_live_and_waits(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(3, 15), 15)
+    newer = await Projector([LobbyV2()], pstore, feed, grace=0).ensure(LobbyV2())
+    older = Projector([LobbyProjection()], pstore, feed, poll=0.05, grace=0)
+    with pytest.raises(NewerVersion):
+        await older.ensure(LobbyProjection())
+    following = asyncio.create_task(older.follow(LobbyProjection()))
+    await asyncio.sleep(0.3)
+    assert older.progress["lobby"].state == "outdated"
+    following.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await following
+    assert await pstore.alias("lobby") == newer
+    assert await pstore.generations("lobby") == [newer]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
+
 import pytest
 
+from events.store import RecordedEvent
 from projections.base import Delete, Incr, IndexAdd, IndexEntry, IndexRemove, InvalidCursor, Put
 from projections.paging import after, decode_cursor, encode_cursor
+from projections.runner import Runner, VersionGap
 from projections.store import Changes
 
 pytestmark = pytest.mark.unit
@@ -56,3 +61,55 @@ def test_after_follows_the_order_of_the_page() -> None:
     assert not after(here, here, descending=False)
     assert after(IndexEntry("l", 2.0), here, descending=True)
     assert not after(IndexEntry("n", 2.0), here, descending=True)
+
+
+class _Scripted:
+    """A projection whose writes per event are given: to check the runner's fold alone."""
+
+    name = "scripted"
+    version = 1
+
+    def __init__(self, writes: dict[int, list[object]]) -> None:
+        self.writes = writes
+        self.seen: list[dict[str, object]] = []
+
+    def keys(self, event: object) -> list[str]:
+        return ["a"]
+
+    def apply(self, event: object, docs: dict[str, object]) -> list[object]:
+        self.seen.append(dict(docs))
+        return self.writes[event.version]  # type: ignore[attr-defined]
+
+
+def _event(version: int, stream: str = "game:x") -> RecordedEvent:
+    return RecordedEvent(
+        version, version, stream, version, uuid.uuid4(), "t", 1, None, {}, datetime.now(UTC), b""
+    )
+
+
+def test_the_fold_shows_each_event_the_batch_so_far_and_keeps_the_net_effect() -> None:
+    projection = _Scripted(
+        {
+            1: [Put("a", {"v": 1}), IndexAdd("i", "m", 1.0)],
+            2: [Delete("a"), Incr("c", "n", 2)],
+            3: [Put("a", {"v": 3}), Delete("c"), Incr("c", "n", 1), IndexRemove("i", "m")],
+        }
+    )
+    runner = Runner(projection, None, None)  # type: ignore[arg-type]
+    changes, applied = runner.fold([_event(1), _event(2), _event(3)], {}, {})
+    assert applied == 3
+    assert projection.seen == [{"a": None}, {"a": {"v": 1}}, {"a": None}]
+    assert changes.docs == {"a": {"v": 3}, "c": None}
+    assert changes.counters == {"c": (True, {"n": 1})}
+    assert changes.index == {("i", "m"): None}
+    assert changes.versions == {"game:x": 3}
+
+
+def test_the_fold_skips_what_was_applied_and_stops_at_a_gap() -> None:
+    projection = _Scripted({3: [Put("a", {})], 4: [Put("a", {"v": 4})]})
+    runner = Runner(projection, None, None)  # type: ignore[arg-type]
+    changes, applied = runner.fold([_event(2), _event(3)], {}, {"game:x": 2})
+    assert (applied, changes.versions) == (1, {"game:x": 3})
+    with pytest.raises(VersionGap) as gap:
+        runner.fold([_event(5)], {}, {"game:x": 3})
+    assert (gap.value.stream_id, gap.value.applied, gap.value.found) == ("game:x", 3, 5)
