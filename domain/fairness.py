@@ -60,12 +60,11 @@ class _Seats:
 
     def __init__(self) -> None:
         self.names: dict[int, str] = {}
-        self.claimed_at: dict[int, int] = {}
         self.seeds: dict[int, list[tuple[int, str]]] = {}
+        """Per seat, the (version, seed) its current holder set: a claim starts afresh."""
 
-    def claim(self, version: int, event: SeatClaimed) -> None:
+    def claim(self, event: SeatClaimed) -> None:
         self.names[event.seat] = event.name
-        self.claimed_at[event.seat] = version
         self.seeds[event.seat] = []
 
     def release(self, event: SeatReleased) -> None:
@@ -127,6 +126,11 @@ class _Game:
             return
         if event.first_hand != last + 1:
             self.find(version, "first_hand", f"a new chain must begin at hand {last + 1}")
+        if max(self.dealt, default=0) != last:
+            # Only the deal of a chain's last hand commits the next: one committed earlier
+            # would let a history ask for endless hashing, and serves no hand.
+            self.find(version, "first_hand", f"a new chain before hand {last} was dealt")
+            return
         if self.dealt and max(self.dealt) >= event.first_hand:
             self.find(version, "first_hand", "a chain was committed after a hand it covers")
         if _hex32(event.anchor) is None:
@@ -247,7 +251,7 @@ def check_deals(events: Sequence[tuple[int, Any]]) -> list[DealFinding]:
             case GameCreated():
                 game.created(version, event)
             case SeatClaimed():
-                game.seats.claim(version, event)
+                game.seats.claim(event)
             case SeatReleased():
                 game.seats.release(event)
             case SeatSeedSet():

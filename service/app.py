@@ -22,11 +22,11 @@ from events.store import EventStore, open_store
 from service.api.audit import AuditController
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
+from service.api.fairness import ReceiptKeyController, SeatSeedController
 from service.api.games import GameController
 from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
 from service.api.readmodels import PlayerController, ReadModelController
-from service.api.seeds import ReceiptKeyController, SeatSeedController
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
@@ -146,6 +146,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             cache_finished=settings.cache_finished_games,
             receipt_key=receipt_key(settings),
             seed_chain_hands=settings.seed_chain_hands,
+            retired_keys=settings.receipt_retired_keys,
         )
         projections = ProjectionService(settings, opened)
         holder["projections"] = projections

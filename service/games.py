@@ -53,6 +53,9 @@ from service.record import (
 )
 
 _IDS = uuid.UUID("6f1c3a52-6a55-4d0b-9d0e-0a7f3b2c9e11")
+SEEDS_PER_DEAL = 16
+"""How often a seat may set its seed between two deals (only the last counts): enough for
+any player, and a bound on how far one seat can grow a game's history."""
 
 
 def stream_id(game_id: str) -> str:
@@ -115,12 +118,15 @@ class GameService:
         cache_finished: int = 200,
         receipt_key: ReceiptKey | None = None,
         seed_chain_hands: int = DEFAULT_HANDS,
+        retired_keys: tuple[str, ...] = (),
     ) -> None:
         self.store = store
         self.metrics = metrics
         self.retries = retries
         self.cache = GameCache(cache_events, cache_finished)
         self.receipt_key = receipt_key or ReceiptKey.generate()
+        self.retired_keys = retired_keys
+        """Public keys (base64url) of earlier receipt keys, served for old receipts."""
         self.seed_chain_hands = seed_chain_hands
         """L for a game without a fixed number of hands (and for each extension)."""
 
@@ -435,6 +441,13 @@ class GameService:
             status = record.status()
             if status is not None and status.phase == "game_over":
                 raise RuleViolation("game_over", "the game is over: no hand is dealt again")
+            if record.seeds_since_deal.get(seat, 0) >= SEEDS_PER_DEAL:
+                raise ApiError(
+                    409,
+                    "too_many_seeds",
+                    f"seat {seat} has set its seed {SEEDS_PER_DEAL} times since the last deal; "
+                    "the last one counts, set it again after the next deal",
+                )
             return Decision([SeatSeedSet(seat, seed)], {"seat": seat})
 
         stored_key = None if key is None else Key(key, seed)

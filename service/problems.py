@@ -68,6 +68,7 @@ SERVICE_CODES: dict[str, str] = {
     "hand_in_play": "the hand is still in play; it is shown once it is over",
     "game_in_play": "the game is not over; only a finished game is exported",
     "not_your_seat": "the token holds another seat than the one named",
+    "too_many_seeds": "the seat has set its seed as often as it may before the next deal",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

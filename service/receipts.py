@@ -22,6 +22,7 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
@@ -36,16 +37,32 @@ KEY_FILE_NAME = "receipt-key"
 
 class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The service's signed word that game `game_id` stood at `version` with chain hash
-    `hash`: keep it, and any later history that contradicts it is a proven rewrite."""
+    `hash`: keep it, and any later history that contradicts it is a proven rewrite
+    (docs/API.md, "Receipts")."""
 
-    game_id: str
-    version: int
-    hash: str
-    """The chain hash of the event at `version`, lowercase hex (64 characters)."""
-    key_id: str
-    """Which key signed (`GET /.well-known/fairway-receipt-key`)."""
-    signature: str
-    """Ed25519 over the signed bytes (docs/API.md), base64url without padding."""
+    game_id: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    version: Annotated[int, msgspec.Meta(ge=1, description="The game's version it vouches for")]
+    hash: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=r"^[0-9a-f]{64}(?![\s\S])",
+            description="The hash-chain link of the event at `version`, lowercase hex",
+        ),
+    ]
+    key_id: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=r"^[0-9a-f]{16}(?![\s\S])",
+            description="The signing key (`GET /.well-known/fairway-receipt-key`)",
+        ),
+    ]
+    signature: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=r"^[A-Za-z0-9_-]{86}(?![\s\S])",
+            description="Ed25519 over the signed bytes (docs/API.md), base64url, no padding",
+        ),
+    ]
 
 
 def signed_bytes(game_id: str, version: int, chain_hash: bytes) -> bytes:

@@ -78,6 +78,9 @@ class GameRecord:
     """The version of `game.ended` (0 while the game is not over)."""
     chains: list[SeedChain] = field(default_factory=list)
     """The game's seed chains, in order (none for a game created before them)."""
+    seeds_since_deal: dict[int, int] = field(default_factory=dict)
+    """How many times each seat set its seed since the last deal (or since the lobby
+    opened): the service bounds it, so a seat cannot grow the game's history at will."""
     head_hash: bytes = b""
     """The hash-chain link of the last event folded (empty when it came from an append that
     did not report one)."""
@@ -125,6 +128,7 @@ class GameRecord:
             self.lobby = self.lobby.released(event)
         elif isinstance(event, SeatSeedSet):
             self.lobby = self.lobby.seed_set(event)
+            self.seeds_since_deal[event.seat] = self.seeds_since_deal.get(event.seat, 0) + 1
         elif isinstance(event, SeedChainExtended):
             self.lobby = self.lobby.chain_extended()
             self.chains.append(
@@ -136,6 +140,7 @@ class GameRecord:
             self.state = self.decider.evolve(self.state, event)
             if isinstance(event, HandDealt):
                 hand = event.hand
+                self.seeds_since_deal.clear()
             elif isinstance(event, HandEnded):
                 self.hand_ended_at[event.hand] = version
             elif isinstance(event, GameEnded):

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from service.receipts import parse_key_text
+from service.receipts import b64url, from_b64url, parse_key_text
 
 T = TypeVar("T")
 
@@ -82,6 +82,9 @@ class Settings(msgspec.Struct, frozen=True):
     from FAIRWAY_RECEIPT_KEY_FILE); unset: a key generated once into `data_dir`."""
     seed_chain_hands: int = 1000
     """Hands covered by a seed chain in a game without a fixed number of hands."""
+    receipt_retired_keys: tuple[str, ...] = ()
+    """Public keys (base64url, 32 bytes) that signed receipts before a rotation: served
+    beside the current key so that old receipts still verify."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -123,6 +126,7 @@ class Settings(msgspec.Struct, frozen=True):
             seed_chain_hands=read(
                 "FAIRWAY_SEED_CHAIN_HANDS", default.seed_chain_hands, integer(1, 100_000)
             ),
+            receipt_retired_keys=read("FAIRWAY_RECEIPT_RETIRED_KEYS", (), each(public_key)),
         )
 
 
@@ -217,6 +221,17 @@ def receipt_key(text: str) -> str:
     """Base64 of a 32-byte Ed25519 seed."""
     parse_key_text(text)
     return text.strip()
+
+
+def public_key(text: str) -> str:
+    """An Ed25519 public key: base64url (or base64) of 32 bytes."""
+    try:
+        key = from_b64url(text.replace("+", "-").replace("/", "_").rstrip("="))
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise ValueError(f"must hold base64url Ed25519 public keys of 32 bytes, not {text!r}")
+    return b64url(key)
 
 
 def receipt_key_file(text: str) -> str:

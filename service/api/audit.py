@@ -28,6 +28,7 @@ from service.audit.receipts import check_receipts
 from service.games import GameService, stream_id
 from service.problems import PROBLEM_JSON, ApiError, Problem
 from service.readmodels import REPLAYS
+from service.receipts import from_b64url
 from service.replay import ReplayRefused, replay_hand
 
 NDJSON = "application/x-ndjson"
@@ -150,12 +151,12 @@ class AuditController(Controller):
         games: NamedDependency[GameService],
     ) -> AuditReport:
         """As `GET /games/{id}/audit`, and each receipt you hold checked: signed by this
-        service's key, and the stored hash at its version the one it signs. A version the
-        history no longer holds is a deleted tail; another hash there is a rewrite."""
+        service's key (or a retired one it still serves), and the stored hash at its version
+        the one it signs. A version the history no longer holds is a deleted tail; another
+        hash there is a rewrite."""
         rows = await _rows(games, game_id)
-        check, results = check_receipts(
-            game_id, rows, data.receipts, [games.receipt_key.public_key]
-        )
+        keys = [games.receipt_key.public_key, *map(from_b64url, games.retired_keys)]
+        check, results = check_receipts(game_id, rows, data.receipts, keys)
         return await asyncio.to_thread(
             audit_game, game_id, rows, public=True, extra=[check], receipts=results
         )

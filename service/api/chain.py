@@ -28,6 +28,8 @@ def links(
     """Each entry of `first`..`last` with the event as `viewer` may see it, its hash and
     the previous event's hash (each None where the viewer may not see it)."""
     first = max(first, 1)
+    if first > min(last, len(record.entries)):
+        return  # a page past the end: nothing
     if first == 1:
         prev: str | None = GENESIS_HASH.hex()
     else:

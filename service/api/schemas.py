@@ -243,7 +243,6 @@ class HandReplay(msgspec.Struct):
 # ---- export (issue 9) ---------------------------------------------------------------------
 
 EXPORT_FORMAT: Final = "fairway-game-export/1"
-HexHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}(?![\s\S])")]
 
 
 class GridRulesRecord(GridRules, tag_field="family", tag="grid"):
@@ -331,14 +330,24 @@ class SeatSeedRecorded(msgspec.Struct):
     receipt: Receipt
 
 
+class RetiredReceiptKey(msgspec.Struct):
+    """A key that signed receipts before the current one."""
+
+    key_id: str
+    public_key: str
+
+
 class ReceiptKeyInfo(msgspec.Struct):
-    """The public key that signs receipts."""
+    """The public key that signs receipts, and those that signed them before."""
 
     algorithm: Literal["Ed25519"]
     key_id: str
     """A receipt's `key_id`: the first 16 hex digits of SHA-256 of the public key."""
     public_key: str
     """The 32-byte public key, base64url without padding."""
+    retired: list[RetiredReceiptKey] = msgspec.field(default_factory=list)
+    """Keys of earlier receipts (after a rotation); verify a receipt with the key whose
+    `key_id` it names."""
 
 
 class ReceiptsToCheck(msgspec.Struct, forbid_unknown_fields=True):

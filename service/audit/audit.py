@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import msgspec
+
 from events.codec import CodecError, default_codec
 from events.schema.common import HandDealt, HandEnded
 from events.stored import StoredRow
@@ -125,6 +127,8 @@ def audit_game(
         key=lambda f: (f.version is not None, f.version or 0),
     )
     winners = found.game_ended[1].winners if found.game_ended else None
+    if public and winners is None:
+        chain = msgspec.structs.replace(chain, head_hash=None)
     return AuditReport(
         game_id=game_id,
         variant=found.variant,

@@ -25,8 +25,8 @@ def link(stream_id: str, prev: bytes, row: StoredRow) -> bytes:
         row.event_id,
         row.type,
         row.schema_version,
-        row.data.encode(),
-        row.metadata.encode(),
+        row.data.encode("utf-8", "surrogatepass"),  # (a lone surrogate: not stored text)
+        row.metadata.encode("utf-8", "surrogatepass"),
     )
     return chain_hash(prev, canonical)
 
@@ -40,18 +40,17 @@ def check_chain(game_id: str, rows: Sequence[StoredRow]) -> ChainReport:
             found = f"found version {row.version} where {version} was due"
             return _broken(
                 rows,
-                prev,
                 Failure("chain", version, "version", f"{found}: a row is missing or renumbered"),
             )
         computed = link(stream_id, prev, row)
         if computed != row.hash:
-            return _broken(rows, prev, _fault(stream_id, rows, index, computed))
+            return _broken(rows, _fault(stream_id, rows, index, computed))
         prev = computed
-    return ChainReport(True, len(rows), prev.hex())
+    return ChainReport(True, len(rows), prev.hex() if rows else None)
 
 
-def _broken(rows: Sequence[StoredRow], prev: bytes, failure: Failure) -> ChainReport:
-    return ChainReport(False, len(rows), rows[-1].hash.hex() if rows else prev.hex(), failure)
+def _broken(rows: Sequence[StoredRow], failure: Failure) -> ChainReport:
+    return ChainReport(False, len(rows), rows[-1].hash.hex() if rows else None, failure)
 
 
 def _fault(stream_id: str, rows: Sequence[StoredRow], index: int, computed: bytes) -> Failure:
@@ -71,8 +70,8 @@ def _fault(stream_id: str, rows: Sequence[StoredRow], index: int, computed: byte
                 "chain",
                 row.version,
                 "hash",
-                f"altered: the link of this event is {computed.hex()}, the next event "
-                f"chains from it, but {row.hash.hex()} is stored",
+                "altered: the next event chains from this event's recomputed link, "
+                "not from the hash stored",
             )
     if index == 0 and not any(
         link(stream_id, rows[i - 1].hash if i else GENESIS_HASH, r) == r.hash

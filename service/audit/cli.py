@@ -41,10 +41,16 @@ async def _read(game_id: str, database_url: str | None, data_dir: Path) -> Any:
 def _audit(args: argparse.Namespace) -> int:
     from events.store import StoreError
     from service.audit.audit import audit_game
+    from service.audit.receipts import check_receipts
     from service.settings import Settings
 
     if not GAME_ID.fullmatch(args.game_id):
         print(f"fairway audit: {args.game_id!r} is not a game id (16 hex digits)", file=sys.stderr)
+        return 2
+    try:
+        receipts, keys = _receipts(args)
+    except (OSError, ValueError) as error:
+        print(f"fairway audit: {error}", file=sys.stderr)
         return 2
     settings = Settings.from_env()
     url = args.url if args.url is not None else settings.database_url
@@ -59,29 +65,45 @@ def _audit(args: argparse.Namespace) -> int:
     if not rows:
         print(f"fairway audit: no game {args.game_id} in the store", file=sys.stderr)
         return 2
-    return _print(audit_game(args.game_id, rows), args.json)
+    if not receipts:
+        return _print(audit_game(args.game_id, rows), args.json)
+    check, results = check_receipts(args.game_id, rows, receipts, keys)
+    return _print(audit_game(args.game_id, rows, extra=[check], receipts=results), args.json)
+
+
+def _receipts(args: argparse.Namespace) -> tuple[list[Any], list[bytes]]:
+    """The receipts of `--receipts` and the keys of `--key`; OSError or ValueError."""
+    from service.audit.receipts import parse_key, parse_receipts
+
+    receipts = [] if args.receipts is None else parse_receipts(Path(args.receipts).read_bytes())
+    keys = [parse_key(key) for key in args.key]
+    if receipts and not keys:
+        raise ValueError("--receipts needs the service's public key (--key)")
+    return receipts, keys
 
 
 def _verify(args: argparse.Namespace) -> int:
     from service.audit.offline import verify_export
-    from service.audit.receipts import parse_key, parse_receipts
 
     try:
         text = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-        held = b"[]" if args.receipts is None else Path(args.receipts).read_bytes()
-    except OSError as error:
-        print(f"fairway verify: {error}", file=sys.stderr)
-        return 2
-    try:
-        receipts = parse_receipts(held)
-        keys = [parse_key(key) for key in args.key]
-        if receipts and not keys:
-            raise ValueError("--receipts needs the service's public key (--key)")
+        receipts, keys = _receipts(args)
         report = verify_export(text, receipts, keys)
-    except ValueError as error:
+    except (OSError, ValueError) as error:
         print(f"fairway verify: {error}", file=sys.stderr)
         return 2
     return _print(report, args.json)
+
+
+def _receipt_options(parser: Any) -> None:
+    parser.add_argument("--receipts", default=None, help="a JSON list of signed receipts to check")
+    parser.add_argument(
+        "--key",
+        action="append",
+        default=[],
+        help="the receipts' public key (base64url, as GET /.well-known/fairway-receipt-key "
+        "gives it, or hex); repeat for several",
+    )
 
 
 def add_commands(sub: Any) -> None:
@@ -91,17 +113,11 @@ def add_commands(sub: Any) -> None:
     where.add_argument("--url", default=None, help="PostgreSQL URL (default: DATABASE_URL)")
     where.add_argument("--data-dir", type=Path, default=None, help="the embedded store's directory")
     a.add_argument("--json", action="store_true", help="print the report as JSON")
+    _receipt_options(a)
     a.set_defaults(run=_audit)
 
     v = sub.add_parser("verify", help="verify an exported game offline (no database, no server)")
     v.add_argument("file", help="the export, JSON or NDJSON ('-': standard input)")
-    v.add_argument("--receipts", default=None, help="a JSON list of signed receipts to check")
-    v.add_argument(
-        "--key",
-        action="append",
-        default=[],
-        help="the receipts' public key (base64url, as GET /.well-known/fairway-receipt-key "
-        "gives it, or hex); repeat for several",
-    )
+    _receipt_options(v)
     v.add_argument("--json", action="store_true", help="print the report as JSON")
     v.set_defaults(run=_verify)

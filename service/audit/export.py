@@ -194,9 +194,12 @@ def stored_rows(export: GameExport) -> tuple[list[StoredRow], list[Failure]]:
             failures.append(Failure("export", event.version, "hash", "is not 64 hex digits"))
         try:
             recorded_at = datetime.fromisoformat(event.recorded_at)
+            if recorded_at.tzinfo is None:
+                raise ValueError
         except ValueError:
             recorded_at = datetime.min
-            failures.append(Failure("export", event.version, "recorded_at", "is not a time"))
+            detail = "is not a time with its offset from UTC (RFC 3339)"
+            failures.append(Failure("export", event.version, "recorded_at", detail))
         rows.append(
             StoredRow(
                 event.version,

@@ -134,9 +134,11 @@ def _explain(
             decided = decide(decider, state, Act(other, action))
             if not isinstance(decided, RuleViolation) and _matches(decided, stored):
                 return "metadata.seat", other, len(decided)
-    candidates = [
-        a for a in decider.legal_actions(state, seat) if isinstance(a, _concrete(decider))
-    ] + _inferred(stored)
+    try:
+        listed = decider.legal_actions(state, seat)
+    except Exception:
+        listed = ()
+    candidates = [a for a in listed if isinstance(a, _concrete(decider))] + _inferred(stored)
     for candidate in candidates:
         if candidate == action:
             continue

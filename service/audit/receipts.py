@@ -83,7 +83,6 @@ def _check(
     stored_hash = rows[version - 1].hash.hex()
     if stored_hash != receipt.hash:
         return result(
-            False,
-            f"hash differs: {receipt.hash} was signed, {stored_hash} is stored (rewritten)",
+            False, "hash differs: the stored hash at this version is not the one signed (rewritten)"
         )
     return result(True, "the stored history holds the signed hash")

@@ -51,8 +51,10 @@ class ChainReport(msgspec.Struct, frozen=True):
     intact: bool
     version: int
     """How many events the chain covers (the stream's version)."""
-    head_hash: str
-    """Hex hash of the last link; keep it elsewhere to detect a rewritten or cut tail."""
+    head_hash: str | None
+    """Hex hash of the last event; keep it elsewhere to detect a rewritten or cut tail. In
+    public, null until the game is over (the last event may hide a card, and its hash
+    would help guess it: docs/API.md, "The hash chain in the feed")."""
     failure: Failure | None = None
     """The first broken link."""
 

@@ -105,6 +105,7 @@ def test_a_hand_in_play_is_not_replayed_not_exported_and_pending_in_the_audit(
     audit = http.get(f"/games/{table.game_id}/audit").json()
     assert audit["ok"] is True
     assert audit["hands"] == [{"hand": 1, "status": "pending", "checks": []}]
+    assert audit["chain"]["head_hash"] is None  # in play: the last event may hide a card
 
 
 def test_the_audit_of_a_finished_game_holds_check_by_check(
@@ -119,6 +120,8 @@ def test_the_audit_of_a_finished_game_holds_check_by_check(
     ]  # fmt: skip
     assert all(c["ok"] and c["checked"] > 0 for c in report["checks"])
     assert [h["status"] for h in report["hands"]] == ["verified", "verified"]
+    export = http.get(f"/games/{finished.table.game_id}/export").json()
+    assert report["chain"]["head_hash"] == export["head_hash"]
     scores = http.get(f"/games/{finished.table.game_id}/scores").json()
     assert report["winners"] == scores["winners"]
     assert http.get("/games/0123456789abcdef/audit").json()["code"] == "game_not_found"
@@ -241,3 +244,14 @@ def test_a_row_altered_in_postgresql_is_reported_at_its_version(
     audit = http.post(f"/games/{table.game_id}/audit", json={"receipts": receipts[-1:]}).json()
     assert audit["receipts"][0]["detail"].startswith("version missing")
     assert audit["failures"][0]["version"] == version  # the edit is still the first failure
+
+
+def test_a_feed_page_past_the_end_is_empty(http: httpx.Client, finished: Played) -> None:
+    game_id = finished.table.game_id
+    page = http.get(f"/games/{game_id}/events", params={"after": 9_999_999})
+    assert page.status_code == 200
+    assert page.json()["events"] == []
+    last = page.json()["version"]
+    tail = http.get(f"/games/{game_id}/events", params={"after": last - 1}).json()["events"]
+    assert [e["version"] for e in tail] == [last]
+    assert tail[0]["prev_hash"] is not None

@@ -7,6 +7,7 @@ seed a deal used was set after that and before the deal; every revealed seed re-
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import random
@@ -24,7 +25,7 @@ from domain.shuffle import SHUFFLE_V2, hand_seed_message
 from events.codec import default_codec
 from events.schema.common import HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatSeedSet, SeedChainExtended
-from service.receipts import Receipt, from_b64url, verify_receipt
+from service.receipts import Receipt, ReceiptKey, b64url, from_b64url, sign, verify_receipt
 from service.settings import Settings
 from tests.api.players import Table, open_table, play_step
 from tests.api.server import running_server
@@ -165,26 +166,33 @@ def test_a_seat_seed_changes_the_next_deal_and_only_from_the_next_hand(
 
 
 @pytest.mark.parametrize(
-    ("body", "why"),
+    ("body", "why", "status", "code"),
     [
-        ({"seed": ""}, "empty"),
-        ({"seed": "x" * 129}, "129 characters"),
-        ({"seed": "line\nbreak"}, "a control character"),
-        ({"seed": "bidi\u202eoverride"}, "a format character"),
-        ({"seed": 12345}, "not a string"),
-        ({"seed": "ok", "extra": 1}, "an unknown field"),
-        ({}, "no seed"),
+        (b'{"seed": ""}', "empty", 422, "invalid_request"),
+        (b'{"seed": "' + b"x" * 129 + b'"}', "129 characters", 422, "invalid_request"),
+        (b'{"seed": "line\\nbreak"}', "a control character", 422, "invalid_request"),
+        ('{"seed": "bidi\u202e"}'.encode(), "a format character", 422, "invalid_request"),
+        ('{"seed": "\ue000"}'.encode(), "a private-use character", 422, "invalid_request"),
+        (b'{"seed": 12345}', "not a string", 422, "invalid_request"),
+        (b'{"seed": null}', "null", 422, "invalid_request"),
+        (b'{"seed": "ok", "extra": 1}', "an unknown field", 422, "invalid_request"),
+        (b"{}", "no seed", 422, "invalid_request"),
+        (b'{"seed": "\\ud800"}', "a lone surrogate", 400, "malformed_request"),
+        (b'{"seed": "cut', "cut short", 400, "malformed_request"),
+        (b'"just a string"', "not an object", 422, "invalid_request"),
     ],
 )
 def test_a_bad_seed_is_refused_and_nothing_is_stored(
-    http: httpx.Client, database_url: str, body: dict[str, Any], why: str
+    http: httpx.Client, database_url: str, body: bytes, why: str, status: int, code: str
 ) -> None:
     table = open_unstarted(http, "golf", 2, {"hands": 1})
     count = len(stored_events(database_url, table.game_id))
-    answer = http.put(f"/games/{table.game_id}/seats/0/seed", json=body, headers=table.auth(0))
-    assert answer.status_code == 422, why
-    problem = answer.json()
-    assert problem["code"] == "invalid_request", why
+    answer = http.put(
+        f"/games/{table.game_id}/seats/0/seed",
+        content=body,
+        headers=table.auth(0) | {"Content-Type": "application/json"},
+    )
+    assert (answer.status_code, answer.json()["code"]) == (status, code), why
     assert answer.headers["content-type"].startswith("application/problem+json")
     assert len(stored_events(database_url, table.game_id)) == count
 
@@ -233,6 +241,24 @@ def test_wrong_tokens_and_closed_games_get_problems_and_nothing_is_stored(
     refused = set_seed(table, 0, "too late")
     assert (refused.status_code, refused.json()["code"]) == (409, "game_over")
     assert len(stored_events(database_url, table.game_id)) == over
+
+
+def test_a_seat_sets_its_seed_at_most_16_times_between_two_deals(
+    http: httpx.Client, database_url: str
+) -> None:
+    table = open_unstarted(http, "tens", 2, {"hands": 2, "turn_limit": 2})
+    for n in range(16):
+        assert set_seed(table, 0, f"try {n}").status_code == 200
+    count = len(stored_events(database_url, table.game_id))
+    refused = set_seed(table, 0, "one more")
+    assert (refused.status_code, refused.json()["code"]) == (409, "too_many_seeds")
+    assert len(stored_events(database_url, table.game_id)) == count
+    assert set_seed(table, 1, "the other seat is not held back").status_code == 200
+    start(table)
+    assert set_seed(table, 0, "a new hand, a new allowance").status_code == 200
+    events = stored_events(database_url, table.game_id)
+    dealt = next(e for _, e in events if isinstance(e, HandDealt))
+    assert dealt.seat_seeds == ("try 15", "the other seat is not held back")
 
 
 def test_a_seat_freed_and_claimed_again_starts_without_the_old_holder_s_seed(
@@ -414,3 +440,77 @@ def test_seeds_set_while_others_play_land_in_the_deals_the_stored_order_says(
     used = {e.seat_seeds[0] for _, e in events if isinstance(e, HandDealt)}
     assert any(seed.startswith("seed ") for seed in used)
     assert check_deals(events) == []
+
+
+def test_two_instances_with_one_configured_key_give_one_receipt_for_a_retry(
+    api_settings: Settings,
+) -> None:
+    """FAIRWAY_RECEIPT_KEY shared: an action taken through one instance and retried through
+    another carries the same receipt, and both serve the same key."""
+    shared = base64.b64encode(hashlib.sha256(b"a shared test key").digest()).decode()
+    old = ReceiptKey.from_seed(hashlib.sha256(b"the key before").digest())
+    settings = msgspec.structs.replace(
+        api_settings, receipt_key=shared, receipt_retired_keys=(b64url(old.public_key),)
+    )
+    with (
+        running_server(settings) as a,
+        running_server(settings) as b,
+        httpx.Client(base_url=a, timeout=20) as one,
+        httpx.Client(base_url=b, timeout=20) as two,
+    ):
+        assert server_key(one) == server_key(two)
+        retired = one.get("/.well-known/fairway-receipt-key").json()["retired"]
+        assert retired == [{"key_id": old.key_id, "public_key": b64url(old.public_key)}]
+        old_receipt = sign(old, "0123456789abcdef", 3, bytes(32))
+        assert verify_receipt(old_receipt, from_b64url(retired[0]["public_key"]))
+        table = open_table(one, "golf", 2, {"hands": 1})
+        seat = table.public()["status"]["to_act"][0]
+        action = table.me(seat)["legal_actions"][0]
+        headers = table.auth(seat) | {"Idempotency-Key": "across-instances"}
+        url = f"/games/{table.game_id}/actions"
+        first = one.post(url, json=action, headers=headers)
+        again = two.post(url, json=action, headers=headers)
+        assert first.status_code == again.status_code == 200
+        assert first.json()["receipt"] == again.json()["receipt"]
+        receipt = msgspec.convert(again.json()["receipt"], Receipt)
+        assert verify_receipt(receipt, server_key(two))
+
+
+def test_the_chain_secret_is_in_no_lobby_answer_and_in_the_feed_once_the_game_is_over(
+    http: httpx.Client, database_url: str
+) -> None:
+    """The walk of test_api_no_leaks covers play; this covers the lobby's answers too."""
+    created = http.post(
+        "/games",
+        json={"variant": "tens", "seats": 2, "options": {"hands": 2, "turn_limit": 2}},
+    )
+    game_id, creator = created.json()["game_id"], created.json()["creator_token"]
+    secret = stored_events(database_url, game_id)[0][1].seed_secret
+    assert len(secret) == 64
+    table = Table(http, game_id, creator)
+    answers = [created]
+    for name in ("A", "B", "C"):
+        claimed = http.post(f"/games/{game_id}/seats", json={"name": name})
+        answers.append(claimed)
+        if name == "B":
+            answers.append(
+                http.delete(
+                    f"/games/{game_id}/seats/1", headers={"Authorization": f"Bearer {creator}"}
+                )
+            )
+        else:
+            table.tokens.append(claimed.json()["token"])
+    answers.append(set_seed(table, 0, "lobby"))
+    answers.append(
+        http.post(f"/games/{game_id}/start", headers={"Authorization": f"Bearer {creator}"})
+    )
+    for path in ("", "/view", "/events?limit=1000", "/scores"):
+        answers.append(http.get(f"/games/{game_id}{path}"))
+        answers.append(http.get(f"/games/{game_id}{path}", headers=table.auth(0)))
+    answers.append(http.get(f"/games/{game_id}/me", headers=table.auth(1)))
+    assert all(a.status_code in (200, 201) for a in answers), [a.text for a in answers]
+    for answer in answers:
+        assert secret not in answer.text
+    play_until(table, random.Random(8))
+    feed = http.get(f"/games/{game_id}/events", params={"limit": 1000}).json()["events"]
+    assert feed[0]["event"]["seed_secret"] == secret

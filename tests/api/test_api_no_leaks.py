@@ -165,6 +165,7 @@ def check_audit_endpoints(
     assert not cards_in(audit.json()) - public, "the audit names a card"
     responses = [audit]
     if live:
+        assert audit.json()["chain"]["head_hash"] is None, "the last event's hash, in play"
         replay = http.get(f"/games/{table.game_id}/hands/{hand}/replay")
         assert replay.status_code == 409
         export = http.get(f"/games/{table.game_id}/export")
@@ -245,13 +246,13 @@ def check_every_endpoint(
         responses.append(lobby)
         responses += read_models(http, table, status.hand, live)
         responses.append(http.get("/.well-known/fairway-receipt-key"))
-        if viewer is not None and status.phase != "game_over":
+        if viewer is not None and status.phase != "game_over" and body["version"] % 4 == 0:
             seeded = http.put(
                 f"/games/{table.game_id}/seats/{viewer}/seed",
                 json={"seed": f"seat {viewer} at v{body['version']}"},
                 headers=headers,
             )
-            assert seeded.status_code == 200, seeded.text
+            assert seeded.status_code == 200 or seeded.json()["code"] == "too_many_seeds"
             assert not cards_in(seeded.json())
             responses.append(seeded)
         for response in responses:

@@ -94,9 +94,25 @@ def test_fairway_audit_from_postgresql_and_a_row_altered_there(
 
 
 def test_fairway_audit_from_the_embedded_store_and_its_refusals(tmp_path: Path) -> None:
-    game_id, _ = store_game(None, tmp_path)
+    game_id, hashes = store_game(None, tmp_path)
     held = fairway("audit", game_id, "--data-dir", str(tmp_path))
     assert held.returncode == 0, held.stdout + held.stderr
+    key = ReceiptKey.generate()
+    receipts = tmp_path / "receipts.json"
+    receipts.write_bytes(
+        msgspec.json.encode(
+            [sign(key, game_id, 7, hashes[6]), sign(key, game_id, 7, hashes[7])]
+        )  # the second signs another event's hash at version 7: a rewrite
+    )
+    checked = fairway(
+        "audit", game_id, "--data-dir", str(tmp_path), "--receipts", str(receipts),
+        "--key", key.public_key.hex(),
+    )  # fmt: skip
+    assert checked.returncode == 1
+    assert (
+        "ok      receipt for version 7: the stored history holds the signed hash" in checked.stdout
+    )
+    assert "FAILED  receipt for version 7: hash differs" in checked.stdout
     missing = fairway("audit", "0000000000000000", "--data-dir", str(tmp_path))
     assert missing.returncode == 2
     assert "no game 0000000000000000" in missing.stderr

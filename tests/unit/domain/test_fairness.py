@@ -237,3 +237,13 @@ def test_any_tampered_history_gets_findings_not_an_exception(events: Events) -> 
 def test_a_chain_longer_than_the_service_draws_is_a_finding_not_a_long_wait() -> None:
     events = altered(GOLF_GAME, 0, seed_hands=10**12)
     assert "seed_hands" in fields(check_deals(events))
+
+
+def test_a_chain_committed_before_the_last_one_is_used_up_is_a_finding_and_not_hashed() -> None:
+    """Only the deal of a chain's last hand commits the next: a history holding many long
+    chains early would otherwise cost the checker 100,000 hashes each."""
+    extra = [SeedChainExtended(4 + 100_000 * i, 100_000, "00" * 32, "11" * 32) for i in range(50)]
+    events = [e for _, e in GOLF_GAME]
+    events[1:1] = extra
+    findings = check_deals(list(enumerate(events, start=1)))
+    assert {f.version for f in findings if f.field == "first_hand"} == set(range(2, 52))

@@ -16,6 +16,7 @@ from service.receipts import (
     KEY_FILE_NAME,
     Receipt,
     ReceiptKey,
+    b64url,
     from_b64url,
     load_or_create,
     sign,
@@ -130,6 +131,7 @@ def test_the_key_comes_from_the_environment_or_a_file(tmp_path: Path) -> None:
             "both set",
         ),
         ({"FAIRWAY_SEED_CHAIN_HANDS": "0"}, "FAIRWAY_SEED_CHAIN_HANDS", "between 1 and 100000"),
+        ({"FAIRWAY_RECEIPT_RETIRED_KEYS": "abc"}, "FAIRWAY_RECEIPT_RETIRED_KEYS", "32 bytes"),
     ],
 )
 def test_an_unusable_key_setting_names_its_variable(
@@ -139,3 +141,45 @@ def test_an_unusable_key_setting_names_its_variable(
         Settings.from_env(env)
     assert refused.value.name == named
     assert says in refused.value.message
+
+
+class Warnings:
+    """Stands in for the app's logger: the process's logger may have been configured and
+    cached by whatever ran before, writing wherever stderr was then."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, object]]] = []
+
+    def warning(self, event: str, **fields: object) -> None:
+        self.events.append((event, fields))
+
+
+def test_the_app_warns_when_several_instances_could_each_make_their_own_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service.app
+
+    warned = Warnings()
+    monkeypatch.setattr(service.app, "log", warned)
+    alone = service.app.receipt_key(Settings(data_dir=tmp_path))
+    assert warned.events == []
+    shared_db = service.app.receipt_key(
+        Settings(data_dir=tmp_path, database_url="postgresql://db/x")
+    )
+    assert alone.public_key == shared_db.public_key
+    assert [event for event, _ in warned.events] == ["receipt_key_from_data_dir"]
+    assert warned.events[0][1]["created"] is False
+
+    configured = base64.b64encode(SEED).decode()
+    key = service.app.receipt_key(
+        Settings(data_dir=tmp_path, database_url="x", receipt_key=configured)
+    )
+    assert key.public_key == KEY.public_key
+    assert len(warned.events) == 1
+
+
+def test_retired_public_keys_are_read_as_base64url_or_base64() -> None:
+    public = KEY.public_key
+    text = f"{base64.b64encode(public).decode()}, {base64.urlsafe_b64encode(public).decode()}"
+    settings = Settings.from_env({"FAIRWAY_RECEIPT_RETIRED_KEYS": text})
+    assert settings.receipt_retired_keys == (b64url(public), b64url(public))

@@ -1,4 +1,5 @@
-"""A seat's own seed for the coming deals, and the key that signs receipts."""
+"""The public halves of fair play: a seat's own seed for the coming deals, and the key
+that signs receipts."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from service.api import schemas as s
 from service.api.games import SEAT_TOKEN, GameId, IdempotencyKey, answer, required_token
 from service.games import GameService
 from service.problems import ApiError
-from service.receipts import ALGORITHM, b64url
+from service.receipts import ALGORITHM, b64url, from_b64url, key_id
 
 
 class SeatSeedController(Controller):
@@ -73,4 +74,7 @@ class ReceiptKeyController(Controller):
     )
     async def receipt_key(self, games: NamedDependency[GameService]) -> s.ReceiptKeyInfo:
         key = games.receipt_key
-        return s.ReceiptKeyInfo(ALGORITHM, key.key_id, b64url(key.public_key))
+        retired = [
+            s.RetiredReceiptKey(key_id(from_b64url(text)), text) for text in games.retired_keys
+        ]
+        return s.ReceiptKeyInfo(ALGORITHM, key.key_id, b64url(key.public_key), retired)
