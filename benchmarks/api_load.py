@@ -5,6 +5,7 @@
         [--warmup 5] [--rate 2000] [--variant hang-ten] [--bot scripted|random]
         [--client raw|httpx] [--depth 2000] [--phases closed,echo,paced,depth]
         [--url postgresql://postgres@127.0.0.1:5432/test] [--quiet-wait 300] [--keep]
+        [--projector embedded|none|redis] [--redis-url redis://127.0.0.1:6379/14]
 
 It creates a throw-away database next to the one in --url (default: $DATABASE_URL, else
 127.0.0.1:5432 user postgres), migrates it, starts `fairway serve --workers N` on a free
@@ -823,6 +824,41 @@ uvicorn.config.Config.bind_socket = bind_socket
 """
 
 
+def projection_env(args: argparse.Namespace) -> dict[str, str]:
+    """--projector embedded: the default (in-memory projectors inside each worker); none and
+    redis: the service reads Redis and runs none, redis adds a projector process."""
+    if args.projector == "embedded":
+        return {}
+    return {"REDIS_URL": args.redis_url, "FAIRWAY_REDIS_PREFIX": args.redis_prefix}
+
+
+def start_projector(args: argparse.Namespace, url: str) -> subprocess.Popen[str] | None:
+    """With --projector redis: benchmarks/projection_lag.py, the projector timing its lag."""
+    if args.projector != "redis":
+        return None
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "projection_lag.py"),
+        "--database-url",
+        url,
+        "--redis-url",
+        args.redis_url,
+        "--prefix",
+        args.redis_prefix,
+        "--skip",
+        str(args.warmup),
+    ]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+
+
+def stop_projector(projector: subprocess.Popen[str] | None) -> None:
+    if projector is None:
+        return
+    projector.send_signal(signal.SIGINT)
+    out, _ = projector.communicate(timeout=60)
+    print(out.strip())
+
+
 def start_server(
     args: argparse.Namespace, url: str, port: int, patch_dir: str | None
 ) -> subprocess.Popen[bytes]:
@@ -832,6 +868,7 @@ def start_server(
         "FAIRWAY_RATE_LIMIT_PER_SECOND": "1e9",
         "FAIRWAY_RATE_LIMIT_BURST": "1000000000",
         "FAIRWAY_POOL_SIZE": str(args.pool_size),
+        **projection_env(args),
         "PYTHONPATH": os.pathsep.join(
             p for p in (patch_dir, args.server_path, str(ROOT), os.environ.get("PYTHONPATH")) if p
         ),
@@ -1168,7 +1205,11 @@ async def run(args: argparse.Namespace) -> None:
             Path(patch_dir, "sitecustomize.py").write_text(NODELAY_PATCH)
         port = free_port()
         server = start_server(args, url, port, patch_dir)
-        results = await measure(args, url, name, port, server)
+        projector = start_projector(args, url)
+        try:
+            results = await measure(args, url, name, port, server)
+        finally:
+            stop_projector(projector)
         report_summary(args, results)
     finally:
         if server is not None:
@@ -1245,9 +1286,18 @@ def main() -> None:
         help="before each phase, wait up to this many s for the machine to be"
         " idle (shared machines)",
     )
+    parser.add_argument(
+        "--projector",
+        choices=["embedded", "none", "redis"],
+        default="embedded",
+        help="embedded: the default in-memory projectors; none: REDIS_URL set, no projector; "
+        "redis: REDIS_URL and a projector process timing its lag",
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     parser.add_argument("--verbose", action="store_true", help="show the server's stdout")
     args = parser.parse_args()
+    args.redis_prefix = f"bench{secrets.token_hex(4)}"
     if args.variant not in SCRIPTED and args.bot == "scripted":
         print(f"note: no script for {args.variant}; every action asks GET /me first")
     asyncio.run(run(args))

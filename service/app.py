@@ -24,7 +24,9 @@ from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.fairness import ReceiptKeyController, SeatSeedController
 from service.api.games import GameController
+from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
+from service.api.readmodels import PlayerController, ReadModelController
 from service.api.stream import StreamController, document
 from service.api.variants import VariantController
 from service.games import GameService
@@ -32,6 +34,7 @@ from service.logging import configure_logging, log
 from service.metrics import Metrics
 from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
+from service.projections import ProjectionService
 from service.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.settings import Settings
 from service.watch import Watcher
@@ -150,11 +153,15 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         )
         watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
         watcher.start()
+        projections = ProjectionService(settings, opened)
+        holder["projections"] = projections
+        await projections.start()
         log.info("started", store=type(opened).__name__)
         try:
             yield
         finally:
             await watcher.stop()
+            await projections.stop()
             if store is None:
                 await opened.close()
             log.info("stopped")
@@ -167,9 +174,12 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             OpsController,
             docs,
             swagger_assets(),
+            ProjectionsController,
             SeatSeedController,
             ReceiptKeyController,
             StreamController,
+            ReadModelController,
+            PlayerController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
@@ -178,6 +188,11 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
             "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
             "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
+            "projections": Provide(lambda: holder["projections"], sync_to_thread=False),
+            "reader": Provide(
+                lambda: holder["projections"].store,  # type: ignore[attr-defined]
+                sync_to_thread=False,
+            ),
         },
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -1,4 +1,4 @@
-"""The `fairway` command: serve, migrate, simulate, openapi, audit, verify."""
+"""The `fairway` command: serve, migrate, simulate, projector, openapi, audit, verify."""
 
 from __future__ import annotations
 
@@ -43,6 +43,12 @@ def _migrate(args: argparse.Namespace) -> int:
     applied = migrate(settings.database_url)
     print(f"applied {len(applied)} migration(s)" + (f": {', '.join(applied)}" if applied else ""))
     return 0
+
+
+def _projector(args: argparse.Namespace) -> int:
+    from service.projector_cli import run_projector
+
+    return run_projector(args.rebuild)
 
 
 def _openapi(args: argparse.Namespace) -> int:
@@ -97,6 +103,15 @@ def parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object")
     sim.set_defaults(run=_simulate)
+
+    pr = sub.add_parser("projector", help="run the projections into Redis (REDIS_URL)")
+    pr.add_argument(
+        "--rebuild",
+        metavar="NAME",
+        default=None,
+        help="build projection NAME from zero, switch readers to it, drop the old one, exit",
+    )
+    pr.set_defaults(run=_projector)
 
     o = sub.add_parser("openapi", help="write openapi/openapi.json, or --check for drift")
     o.add_argument("--check", action="store_true")

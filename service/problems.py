@@ -18,6 +18,7 @@ from events.store import (
     StoreError,
     StoreUnavailable,
 )
+from projections.base import InvalidCursor, ProjectionsUnavailable
 from service.logging import log
 
 PROBLEM_JSON = "application/problem+json"
@@ -61,6 +62,8 @@ SERVICE_CODES: dict[str, str] = {
     "unavailable": "the event store is unavailable",
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",
+    "projections_unavailable": "the read models are unavailable (Redis, or being rebuilt)",
+    "player_not_found": "no game has started with a seat of that name",
     "hand_not_found": "the game has no such hand",
     "hand_in_play": "the hand is still in play; it is shown once it is over",
     "game_in_play": "the game is not over; only a finished game is exported",
@@ -199,11 +202,29 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Pro
     return problem_response(request, 500, "internal_error", "an unexpected error occurred")
 
 
+def _projections(request: Request[Any, Any, Any], exc: ProjectionsUnavailable) -> Response[Problem]:
+    log.warning("projections_unavailable", error=str(exc))
+    return problem_response(
+        request,
+        503,
+        "projections_unavailable",
+        "the read models are unavailable; play goes on, retry shortly",
+        headers={"Retry-After": "1"},
+    )
+
+
+def _cursor(request: Request[Any, Any, Any], exc: InvalidCursor) -> Response[Problem]:
+    errors = [{"message": str(exc), "key": "cursor", "source": "query"}]
+    return problem_response(request, 400, "invalid_request", str(exc), errors=errors)
+
+
 EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
     ApiError: _api_error,
     RuleViolation: _rule_violation,
     ValidationException: _validation,
     HTTPException: _http,
     StoreError: _store,
+    ProjectionsUnavailable: _projections,
+    InvalidCursor: _cursor,
     Exception: _unexpected,
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -70,6 +71,12 @@ class Settings(msgspec.Struct, frozen=True):
     max_connections: int = 4096
     """Open connections per worker; one more is answered 503 and closed. Lowered at start to
     fit under the process's descriptor limit."""
+    redis_prefix: str = "fw"
+    """The first part of every Redis key the projections write (one Redis, several
+    installations or test runs)."""
+    projector_inline: bool = False
+    """With REDIS_URL: also run the projector inside `fairway serve` (tests, small installs);
+    without REDIS_URL it always runs inside, on the in-memory store."""
     receipt_key: str | None = None
     """Base64 of the 32-byte Ed25519 seed that signs receipts (FAIRWAY_RECEIPT_KEY, or read
     from FAIRWAY_RECEIPT_KEY_FILE); unset: a key generated once into `data_dir`."""
@@ -118,6 +125,8 @@ class Settings(msgspec.Struct, frozen=True):
                 "FAIRWAY_KEEP_ALIVE_TIMEOUT", default.keep_alive_timeout, positive
             ),
             max_connections=read("FAIRWAY_MAX_CONNECTIONS", default.max_connections, integer(1)),
+            redis_prefix=read("FAIRWAY_REDIS_PREFIX", default.redis_prefix, key_prefix),
+            projector_inline=read("FAIRWAY_PROJECTOR_INLINE", default.projector_inline, flag),
             receipt_key=read.one_of(
                 ("FAIRWAY_RECEIPT_KEY", receipt_key), ("FAIRWAY_RECEIPT_KEY_FILE", receipt_key_file)
             ),
@@ -255,3 +264,20 @@ def each(parse: Callable[[str], str]) -> Callable[[str], tuple[str, ...]]:
         return tuple(parse(item.strip()) for item in text.split(",") if item.strip())
 
     return parse_all
+
+
+def key_prefix(text: str) -> str:
+    """Letters, digits, `_` and `-`, at most 32: safe inside a Redis key and a SCAN pattern."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", text):
+        raise ValueError(f"must be 1 to 32 letters, digits, _ or -, not {text!r}")
+    return text
+
+
+def flag(text: str) -> bool:
+    """true/false, yes/no, on/off, 1/0."""
+    value = text.lower()
+    if value in ("true", "yes", "on", "1"):
+        return True
+    if value in ("false", "no", "off", "0"):
+        return False
+    raise ValueError(f"must be true or false, not {text!r}")

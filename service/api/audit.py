@@ -17,6 +17,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Body, Parameter
 
 from events.stored import StoredRow
+from projections.base import ProjectionReader
 from service.api import docs
 from service.api import schemas as s
 from service.api.games import GameId, IfNoneMatch, answer
@@ -26,6 +27,7 @@ from service.audit.export import ExportRefused, export_game, ndjson_lines
 from service.audit.receipts import check_receipts
 from service.games import GameService, stream_id
 from service.problems import PROBLEM_JSON, ApiError, Problem
+from service.readmodels import REPLAYS
 from service.receipts import from_b64url
 from service.replay import ReplayRefused, replay_hand
 
@@ -102,17 +104,22 @@ class AuditController(Controller):
         game_id: GameId,
         hand: HandNumber,
         games: NamedDependency[GameService],
+        reader: NamedDependency[ProjectionReader],
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.HandReplay]:
         """Each event of the hand with the whole table after it, folded by the decider that
-        played it. Refused whole while the hand is in play."""
-        record = await games.load(game_id)
-        events = [(entry.version, entry.event) for entry in record.entries]
-        try:
-            body = await asyncio.to_thread(replay_hand, game_id, events, hand)
-        except ReplayRefused as refused:
-            raise ApiError(REFUSALS[refused.code], refused.code, refused.detail) from None
-        return answer(body, record.version, if_none_match)
+        played it. Refused whole while the hand is in play. The ETag is the version of the
+        hand's last step: a finished hand's replay changes no more (the last hand's gains
+        the game's end)."""
+        body = await REPLAYS.replay(reader, game_id, hand)  # the read model, when it has it
+        if body is None:
+            record = await games.load(game_id)
+            events = [(entry.version, entry.event) for entry in record.entries]
+            try:
+                body = await asyncio.to_thread(replay_hand, game_id, events, hand)
+            except ReplayRefused as refused:
+                raise ApiError(REFUSALS[refused.code], refused.code, refused.detail) from None
+        return answer(body, body.steps[-1].version, if_none_match)
 
     @get(
         "/{game_id:str}/audit",

@@ -14,7 +14,7 @@ from domain.decider import Viewer
 from events.schema.common import GameEnded, GameOptions, HandEnded
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction
-from service.api import docs
+from service.api import docs, listing
 from service.api import schemas as s
 from service.api.chain import disclose, links
 from service.api.contract import to_public
@@ -160,6 +160,9 @@ def feed(
 class GameController(Controller):
     path = "/games"
     tags = ["games"]
+
+    list_games = listing.list_games
+    """GET /games, the lobby (service/api/listing.py), served from its projection."""
 
     @post(
         "/",

@@ -12,6 +12,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from events.store import EventStore, StoreError
 from service.api.schemas import Health
 from service.metrics import Metrics
+from service.projections import ProjectionService
 
 
 class OpsController(Controller):
@@ -48,5 +49,7 @@ class OpsController(Controller):
     @get(
         "/metrics", operation_id="metrics", summary="Prometheus metrics", media_type=MediaType.TEXT
     )
-    async def metrics(self, metrics: NamedDependency[Metrics]) -> str:
-        return metrics.render()
+    async def metrics(
+        self, metrics: NamedDependency[Metrics], projections: NamedDependency[ProjectionService]
+    ) -> str:
+        return metrics.render() + await projections.metrics()

@@ -252,6 +252,13 @@ def check_every_endpoint(
             assert plain.status_code == 200
             assert not cards_in(plain.json()), f"{path or '/games/{id}'} shows cards"
             responses.append(plain)
+        lobby = http.get("/games", params={"limit": 200}, headers=headers)  # the lobby
+        assert lobby.status_code == 200
+        mine = [g for g in lobby.json()["games"] if g["game_id"] == table.game_id]
+        assert not cards_in(mine), "the lobby shows cards"
+        assert not [t for t in (table.creator, *table.tokens) if t in lobby.text]
+        responses.append(lobby)
+        responses += read_models(http, table, status.hand, live)
         responses.append(http.get("/.well-known/fairway-receipt-key"))
         if viewer is not None and status.phase != "game_over" and body["version"] % 4 == 0:
             seeded = http.put(
@@ -289,6 +296,29 @@ def streams_of(api_base: str, table: Table) -> Iterator[dict[int | None, Stream]
             path = f"/games/{table.game_id}/stream"
             streams[viewer] = stack.enter_context(Stream(api_base, path, headers=headers))
         yield streams
+
+
+def read_models(http: httpx.Client, table: Table, hand: int, live: bool) -> list[httpx.Response]:
+    """The read models' answers (the same for every viewer): the scoreboard and each
+    player's record hold no card at all; a replay is served only for a hand that is over,
+    and the live hand's is refused whole."""
+    responses = []
+    board = http.get(f"/games/{table.game_id}/scoreboard")
+    assert board.status_code in (200, 503)  # 503: the projector has not reached the game yet
+    if board.status_code == 200:
+        assert not cards_in(board.json()), "the scoreboard shows cards"
+        responses.append(board)
+    for seat in range(len(table.tokens)):
+        player = http.get(f"/players/bot {seat}", params={"limit": 3})
+        assert player.status_code in (200, 404, 503)
+        assert not cards_in(player.json()), "a player's record shows cards"
+        responses.append(player)
+    if live and hand >= 1:
+        replay = http.get(f"/games/{table.game_id}/hands/{hand}/replay")
+        assert replay.status_code == 409, "a hand in play was replayed"
+        assert not cards_in(replay.json())
+        responses.append(replay)
+    return responses
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,18 @@ class TcpProxy:
         finally:
             proxy._stop()
 
+    @classmethod
+    @contextlib.contextmanager
+    def to_address(cls, host: str, port: int) -> Iterator[TcpProxy]:
+        """A running proxy to any TCP server (Redis), stopped when the block ends; connect
+        to 127.0.0.1:`proxy.port`."""
+        proxy = cls(host, port)
+        proxy._start()
+        try:
+            yield proxy
+        finally:
+            proxy._stop()
+
     @property
     def url(self) -> str:
         """The database URL given to `to()`, through this proxy."""

@@ -1,0 +1,146 @@
+"""The lobby: one listing per game, public facts only, and the indexes `GET /games` pages.
+
+A listing holds what anyone may know of a game: its variant, title, the names in its seats
+and which are free, whether it is in its lobby, in play or finished, the current hand, its
+version and when it was created and last changed. No card, no seed, no token hash: the
+events' secret fields never reach a listing.
+
+Indexes (sorted sets of game ids, scored by the last change in microseconds since the epoch,
+so the most recently active games page first): `all`, `status:<status>`, `open` (in its
+lobby with a free seat) and `closed` (every other game), and each of those per variant
+(`variant:<v>`, `variant:<v>:status:<status>`, `variant:<v>:open`, `variant:<v>:closed`).
+Every filter `GET /games` offers is one index: a page never sifts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Final
+
+from events.schema.common import GameEnded, GameStarted, HandDealt
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.store.base import RecordedEvent
+from projections.base import Doc, IndexAdd, IndexRemove, Put, Write
+
+NAME: Final = "lobby"
+_LISTED: Final = (SeatClaimed, SeatReleased, GameStarted, HandDealt, GameEnded)
+"""The events that change a listing beyond its version and time."""
+STATUSES: Final = ("lobby", "playing", "finished")
+
+
+def game_id(stream_id: str) -> str | None:
+    category, _, rest = stream_id.partition(":")
+    return rest if category == "game" and rest else None
+
+
+def listing_key(game: str) -> str:
+    """A listing's key: the game's stream id."""
+    return f"game:{game}"
+
+
+def score(moment: datetime) -> float:
+    """Microseconds since the epoch: exact in a double until the year 2255."""
+    return float(round(moment.timestamp() * 1_000_000))
+
+
+def index_name(
+    variant: str | None = None, status: str | None = None, open_: bool | None = None
+) -> str:
+    """The index holding the games of `variant` (any when None) with `status` (any when None),
+    or (`open_` given) those open to join, or those not."""
+    if open_ is not None:
+        part = "open" if open_ else "closed"
+    else:
+        part = f"status:{status}" if status else ""
+    if variant is None:
+        return part or "all"
+    return f"variant:{variant}:{part}" if part else f"variant:{variant}"
+
+
+def indexes(listing: Doc | None) -> tuple[str, ...]:
+    """The indexes that hold `listing`."""
+    if listing is None:
+        return ()
+    is_open = listing["status"] == "lobby" and bool(listing["free_seats"])
+    return _indexes(listing["variant"], listing["status"], is_open)
+
+
+@functools.cache
+def _indexes(variant: str, status: str, is_open: bool) -> tuple[str, ...]:
+    names = [index_name(), index_name(status=status), index_name(variant)]
+    names.append(index_name(variant, status))
+    names += [index_name(open_=is_open), index_name(variant, open_=is_open)]
+    return tuple(names)
+
+
+class LobbyProjection:
+    name = NAME
+    version = 1
+
+    def keys(self, event: RecordedEvent) -> Sequence[str]:
+        stream = event.stream_id
+        return (stream,) if stream.startswith("game:") else ()  # the listing's key
+
+    def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
+        key = event.stream_id  # `game:<id>`, the listing's key too
+        if not key.startswith("game:"):
+            return ()
+        game = key[5:]
+        before = docs.get(key)
+        data = event.data
+        if isinstance(data, GameCreated):
+            listing = created(game, data, event.recorded_at)
+        elif before is None:
+            return ()  # a game stream that did not begin with game.created: nothing to list
+        else:
+            listing = changed(before, data)
+        at = event.recorded_at
+        listing["version"] = event.version
+        listing["updated_at"] = at.isoformat()
+        now = score(at)
+        after = indexes(listing)
+        was = indexes(before)
+        writes: list[Write] = [Put(key, listing)]
+        if was != after:
+            writes += [IndexRemove(name, game) for name in was if name not in after]
+        writes += [IndexAdd(name, game, now) for name in after]
+        return writes
+
+
+def created(game: str, event: GameCreated, at: datetime) -> Doc:
+    return {
+        "game_id": game,
+        "variant": event.variant,
+        "title": event.title,
+        "seats": [{"seat": seat, "name": None} for seat in range(event.seats)],
+        "free_seats": list(range(event.seats)),
+        "status": "lobby",
+        "hand": 0,
+        "version": 1,
+        "created_at": at.isoformat(),
+        "updated_at": at.isoformat(),
+    }
+
+
+def changed(before: Doc, event: object) -> Doc:
+    """The listing after `event`; a new dict (the one given is left as it was, and what the
+    two share is never changed in place)."""
+    listing = dict(before)
+    if not isinstance(event, _LISTED):  # most events: play, which changes only the version
+        return listing
+    if isinstance(event, SeatClaimed | SeatReleased):
+        name = event.name if isinstance(event, SeatClaimed) else None
+        seats = [dict(seat) for seat in before["seats"]]
+        if 0 <= event.seat < len(seats):
+            seats[event.seat]["name"] = name
+        listing["seats"] = seats
+        listing["free_seats"] = [s["seat"] for s in seats if s["name"] is None]
+    elif isinstance(event, GameStarted):
+        listing["status"] = "playing"
+    elif isinstance(event, HandDealt):
+        listing["hand"] = event.hand
+    elif isinstance(event, GameEnded):
+        listing["status"] = "finished"
+    return listing

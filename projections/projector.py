@@ -1,0 +1,215 @@
+"""The projector: keeps every projection's live generation current, and rebuilds.
+
+For each projection it makes sure the alias names a usable generation (building one from
+position zero when there is none: first start, or a flushed Redis; or when the stored one
+was built by another code `version`), then follows the feed, waking on the store's
+notification and polling as a fallback. A rebuild fills a new generation while readers keep
+the old one, switches the alias (compare-and-set: of two projectors racing, one wins and the
+other drops its copy), waits out the readers' alias cache and drops the old generation.
+
+Failures: an unreachable store (Redis or the event store) is retried with back-off, and the
+projections catch up when it returns; a version gap stops that projection (state `failed`,
+logged, shown in status and metrics) until an operator rebuilds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from events.store.base import EventStore, RecordedEvent, StoreUnavailable
+from projections.base import Projection, ProjectionsUnavailable
+from projections.redis_store import ALIAS_TTL
+from projections.runner import BATCH, GenerationGone, Runner, VersionGap
+from projections.store import ProjectionStore
+
+POLL = 0.5
+"""Seconds between polls when no notification comes (another process appending to the
+embedded store, a lost NOTIFY), and between checks of the alias when idle."""
+LINGER = 0.01
+"""Seconds a woken projector waits for more appends before it reads: bigger batches under
+load (fewer round trips per event), at the cost of this much lag."""
+RETRY_MAX = 5.0
+log = structlog.get_logger("fairway.projections")
+
+
+class NewerVersion(Exception):
+    """The live generation was built by a newer version of the projection's code."""
+
+    def __init__(self, name: str, stored: int, mine: int) -> None:
+        super().__init__(f"{name}: the live generation is version {stored}, this code {mine}")
+
+
+@dataclass
+class Progress:
+    """What this process knows of a projection it runs."""
+
+    state: str = "starting"
+    generation: int | None = None
+    error: str = ""
+    applied: int = 0
+
+
+class Projector:
+    def __init__(
+        self,
+        projections: Sequence[Projection],
+        store: ProjectionStore,
+        feed: EventStore,
+        *,
+        poll: float = POLL,
+        batch: int = BATCH,
+        grace: float = 2 * ALIAS_TTL,
+        linger: float = LINGER,
+        observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
+    ) -> None:
+        self.projections = list(projections)
+        self.store = store
+        self.feed = feed
+        self.poll = poll
+        self.batch = batch
+        self.grace = grace
+        self.linger = linger
+        self.observe = observe
+        self.progress = {p.name: Progress() for p in self.projections}
+
+    # ---- building ---------------------------------------------------------------------------
+
+    async def build(self, projection: Projection, replacing: int | None) -> int:
+        """Build a new generation from position zero to the feed's end, switch the alias to
+        it (if it still names `replacing`), drop the one it replaced; the live generation."""
+        name = projection.name
+        fresh = await self.store.begin(name, projection.version)
+        self._note(name, "rebuilding", replacing, generation_building=fresh.number)
+        runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
+        try:
+            while await runner.step(fresh.number):
+                self.progress[name].applied = runner.applied
+        except VersionGap as gap:
+            await self.store.mark(name, fresh.number, "failed", str(gap))
+            raise
+        await self.store.mark(name, fresh.number, "running")
+        if not await self.store.switch(name, fresh.number, replacing):
+            await self.store.drop(name, fresh.number)  # another projector switched first
+            live = await self.store.alias(name)
+            if live is None:
+                raise GenerationGone(name)
+            return live
+        self._emit("projection_built", projection=name, generation=fresh.number)
+        await asyncio.sleep(self.grace if replacing is not None else 0)  # readers' alias cache
+        for older in await self.store.generations(name):
+            # The one replaced, and any left by a build that was killed or lost the race (a
+            # runner still building one finds it gone and follows the alias instead).
+            if older < fresh.number:
+                await self.store.drop(name, older)
+        return fresh.number
+
+    async def rebuild(self, name: str) -> int:
+        """`fairway projector --rebuild NAME`: a new generation from zero, switched in."""
+        projection = next(p for p in self.projections if p.name == name)
+        while True:
+            current = await self.store.alias(name)
+            try:
+                return await self.build(projection, current)
+            except GenerationGone:
+                continue
+
+    async def ensure(self, projection: Projection) -> int:
+        """The live generation of `projection`, built first if it is missing, has lost its
+        meta record (a flush), or was built by another code version."""
+        number = await self.store.alias(projection.name)
+        if number is None:
+            return await self.build(projection, None)
+        meta = await self.store.generation(projection.name, number)
+        if meta is not None and meta.version > projection.version:
+            # Built by newer code (a rolling deploy): leave it to the new projectors rather
+            # than switch readers back to this code's meaning.
+            raise NewerVersion(projection.name, meta.version, projection.version)
+        if meta is None or meta.version != projection.version:
+            return await self.build(projection, number)
+        return number
+
+    # ---- following --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Follow every projection until cancelled."""
+        await asyncio.gather(*(self.follow(p) for p in self.projections))
+
+    async def follow(self, projection: Projection) -> None:
+        """Keep `projection` current; returns only when a version gap stops it."""
+        name = projection.name
+        delay = 0.1
+        while True:
+            try:
+                await self._follow(projection)
+            except VersionGap as gap:
+                self._note(name, "failed", self.progress[name].generation, error=str(gap))
+                self._emit("projection_failed", projection=name, error=str(gap), level="error")
+                number = self.progress[name].generation
+                if number is not None:
+                    with contextlib.suppress(ProjectionsUnavailable):
+                        await self.store.mark(name, number, "failed", str(gap))
+                return
+            except GenerationGone:
+                continue  # flushed or replaced while building: look again
+            except NewerVersion as newer:
+                self._note(name, "outdated", self.progress[name].generation, error=str(newer))
+                self._emit("projection_outdated", projection=name, error=str(newer))
+                await asyncio.sleep(self.poll)
+                continue
+            except (ProjectionsUnavailable, StoreUnavailable) as error:
+                self._note(name, "waiting", self.progress[name].generation, error=str(error))
+                self._emit("projection_waiting", projection=name, error=str(error))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+                continue
+            delay = 0.1
+
+    async def _follow(self, projection: Projection) -> None:
+        """Apply the feed to the live generation until it is gone or the alias moves."""
+        name = projection.name
+        number = await self.ensure(projection)
+        self._note(name, "running", number)
+        runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
+        checked = time.monotonic()
+        while True:
+            try:
+                read = await runner.step(number)
+            except GenerationGone:
+                return
+            self.progress[name].applied = runner.applied
+            if read < self.batch:  # caught up: wait for the next append
+                assert runner.checkpoint is not None
+                if await self.feed.wait_for_events(runner.checkpoint, self.poll):
+                    # Let the burst that woke us gather: one batch, one round trip, for
+                    # the appends of the next few milliseconds.
+                    await asyncio.sleep(self.linger)
+            if time.monotonic() - checked >= self.poll:
+                checked = time.monotonic()
+                if await self.store.alias(name) != number:
+                    return  # rebuilt elsewhere, or flushed: ensure again
+
+    # ---- reporting --------------------------------------------------------------------------
+
+    def _note(
+        self,
+        name: str,
+        state: str,
+        generation: int | None,
+        error: str = "",
+        generation_building: int | None = None,
+    ) -> None:
+        progress = self.progress[name]
+        progress.state, progress.error = state, error
+        if generation is not None:
+            progress.generation = generation
+        if generation_building is not None:
+            self._emit("projection_rebuilding", projection=name, generation=generation_building)
+
+    def _emit(self, event: str, level: str = "info", **fields: object) -> None:
+        getattr(log, level)(event, **fields)

@@ -1,0 +1,172 @@
+"""The runner: applies one projection to one generation, a batch of the feed at a time.
+
+A step reads the next page of the feed after the generation's checkpoint, fetches the docs
+the page's events name and the versions of its streams in one round trip, folds the events
+through the projection's pure `apply` (each seeing the batch's own earlier writes), and
+commits the writes with the new checkpoint in one atomic step that first checks the
+checkpoint has not moved. Two runners on one generation are safe: one commits, the other
+finds the checkpoint moved and reads again.
+
+The runner, not the projection, checks each stream's version: an event at or below the
+version applied is a redelivery and does nothing; one past the next is a gap, an error that
+stops the projection (it is never skipped).
+
+A projection may also have `async prepare(events, feed)`, awaited before each batch is
+folded: the scoreboard and the replay fold the game's domain state there
+(projections/folds.py), reading the event store only when a game is not in their cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from events.store.base import Checkpoint, EventStore, RecordedEvent
+from projections.base import Delete, Doc, IndexAdd, Projection, Put
+from projections.store import Changes, Outcome, ProjectionStore
+
+BATCH = 1000
+
+
+class VersionGap(Exception):
+    """The feed skipped a version of a stream: the projection cannot go on truthfully."""
+
+    def __init__(self, projection: str, stream_id: str, applied: int, found: int) -> None:
+        super().__init__(
+            f"{projection}: stream {stream_id} jumps from version {applied} to {found}"
+        )
+        self.stream_id = stream_id
+        self.applied = applied
+        self.found = found
+
+
+class GenerationGone(Exception):
+    """The generation was dropped (a rebuild replaced it) or the store was flushed."""
+
+
+class Runner:
+    def __init__(
+        self,
+        projection: Projection,
+        store: ProjectionStore,
+        feed: EventStore,
+        batch: int = BATCH,
+        observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
+    ) -> None:
+        self.projection = projection
+        self.observe = observe
+        """Called with each batch once it is committed (the lag benchmark times them)."""
+        self.store = store
+        self.feed = feed
+        self.batch = batch
+        self.checkpoint: Checkpoint | None = None
+        """Where the generation stood after this runner's last read or commit."""
+        self.applied = 0
+        """Events applied by this runner (redeliveries not counted)."""
+        self._ahead: tuple[Checkpoint, asyncio.Task[list[RecordedEvent]]] | None = None
+        """The next page, read while a full batch commits (catching up overlaps the feed's
+        query with Redis and the fold)."""
+
+    async def step(self, number: int) -> int:
+        """Apply the next batch to generation `number`; the number of events read from the
+        feed (0: caught up). Raises `GenerationGone` or `VersionGap`."""
+        name = self.projection.name
+        while True:
+            if self.checkpoint is None:
+                snapshot = await self.store.snapshot(name, number, (), ())
+                if snapshot is None:
+                    raise GenerationGone(name)
+                self.checkpoint = snapshot.checkpoint
+            start = self.checkpoint
+            events = await self._read(start)
+            if not events:
+                return 0
+            named = [self.projection.keys(e) for e in events]
+            keys = list(dict.fromkeys(k for each in named for k in each))
+            streams = list(dict.fromkeys(e.stream_id for e in events))
+            snapshot = await self.store.snapshot(name, number, keys, streams)
+            if snapshot is None:
+                raise GenerationGone(name)
+            if snapshot.checkpoint != start:  # another runner moved it: read on from there
+                self.checkpoint = snapshot.checkpoint
+                continue
+            prepare = getattr(self.projection, "prepare", None)
+            if prepare is not None:  # a projection that folds the domain beside the feed
+                await prepare(events, self.feed)
+            changes, applied = self.fold(events, snapshot.docs, snapshot.versions, named)
+            end = events[-1].checkpoint
+            if len(events) == self.batch:  # catching up: read the next page meanwhile
+                self._prefetch(end)
+            outcome = await self.store.commit(name, number, start, end, changes)
+            if outcome is not Outcome.COMMITTED:
+                self.discard()
+            if outcome is Outcome.GONE:
+                raise GenerationGone(name)
+            if outcome is Outcome.MOVED:
+                self.checkpoint = None
+                continue
+            self.checkpoint = end
+            self.applied += applied
+            if self.observe is not None:
+                self.observe(events)
+            return len(events)
+
+    async def _read(self, start: Checkpoint) -> list[RecordedEvent]:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == start:
+            return await ahead[1]
+        if ahead is not None:
+            ahead[1].cancel()
+        return await self.feed.read_feed(start, limit=self.batch)
+
+    def _prefetch(self, after: Checkpoint) -> None:
+        self.discard()
+        task = asyncio.create_task(self.feed.read_feed(after, limit=self.batch))
+        # Retrieved by the next step, or dropped: either way its failure is not news.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        self._ahead = (after, task)
+
+    def discard(self) -> None:
+        """Drop a page read ahead (the runner is abandoned, or its checkpoint moved)."""
+        if self._ahead is not None:
+            self._ahead[1].cancel()
+            self._ahead = None
+
+    def fold(
+        self,
+        events: Sequence[RecordedEvent],
+        docs: dict[str, Doc | None],
+        versions: dict[str, int],
+        named: Sequence[Sequence[str]] | None = None,
+    ) -> tuple[Changes, int]:
+        """The batch's net writes, each event applied to the docs as the batch's earlier
+        events left them, and how many events were applied (not redelivered). `named`: each
+        event's `keys`, when the caller has them already."""
+        changes = Changes()
+        add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
+        apply = self.projection.apply
+        keys_of = self.projection.keys
+        applied_here = 0
+        for i, event in enumerate(events):
+            stream = event.stream_id
+            applied = versions.get(stream, 0)
+            if event.version <= applied:
+                continue  # redelivered: applied before
+            if event.version != applied + 1:
+                raise VersionGap(self.projection.name, stream, applied, event.version)
+            versions[stream] = changes.versions[stream] = event.version
+            keys = keys_of(event) if named is None else named[i]
+            for write in apply(event, {key: docs.get(key) for key in keys}):
+                # The two writes of nearly every event inline, the rest through `add`.
+                if type(write) is IndexAdd:
+                    index[(write.index, write.member)] = write.score
+                elif type(write) is Put:
+                    put[write.key] = docs[write.key] = write.doc  # later events see it
+                    if counters:  # a Delete earlier in the batch: the doc replaces it
+                        counters.pop(write.key, None)
+                else:
+                    add(write)
+                    if type(write) is Delete:
+                        docs[write.key] = None
+            applied_here += 1
+        return changes, applied_here

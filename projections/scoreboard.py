@@ -1,0 +1,129 @@
+"""The scoreboard of each game: its seats, the score of every finished hand, the totals,
+whose turn it is and where the game stands.
+
+Two documents per game: `game:<game_id>` (seats and status), replaced at each of the game's
+events (its `version` is the game's, so the API can use it as the ETag), and
+`hands:<game_id>` (every finished hand), replaced at each `hand.ended` only: the list of
+hands is not encoded again at every move. Whose turn it is comes from
+the decider (`GameFolds`): the events alone do not say it for every variant. Nothing here
+names a card: scores, totals, seats and the status are public from the moment they exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from domain.decider import Status
+from events.schema.common import HandEnded
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.store.base import EventStore, RecordedEvent
+from projections.base import Doc, Put, Write
+from projections.folds import GameFolds, game_id
+
+
+class HandLine(msgspec.Struct, frozen=True):
+    hand: int
+    reason: str
+    scores: tuple[int, ...]
+    totals: tuple[int, ...]
+    """The running totals after this hand."""
+
+
+class GameLine(msgspec.Struct, frozen=True):
+    """The stored `game:<game_id>` document."""
+
+    game_id: str
+    variant: str
+    version: int
+    """The game's version (its last event) when the document was written."""
+    seats: list[str | None]
+    """Each seat's claimed name; null for a free seat."""
+    status: Status | None
+    """Phase, hand, whose turn (`to_act`), totals, winners; null before the game starts."""
+
+
+class Hands(msgspec.Struct, frozen=True):
+    """The stored `hands:<game_id>` document (absent until the first hand ends)."""
+
+    hands: list[HandLine]
+
+
+def key(game: str) -> str:
+    return f"game:{game}"
+
+
+def hands_key(game: str) -> str:
+    return f"hands:{game}"
+
+
+class Scoreboard:
+    name = "scoreboard"
+    version = 1
+
+    def __init__(self, folds: GameFolds | None = None) -> None:
+        self.folds = folds or GameFolds(name="scoreboard")
+
+    async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
+        await self.folds.prepare(batch, None if feed is None else feed.read_stream)
+
+    def keys(self, event: RecordedEvent) -> Sequence[str]:
+        game = game_id(event)
+        if game is None:
+            return ()
+        if isinstance(event.data, HandEnded):
+            return (key(game), hands_key(game))
+        return (key(game),)
+
+    def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
+        game = game_id(event)
+        if game is None:
+            return ()
+        data = event.data
+        doc = docs.get(key(game))
+        if isinstance(data, GameCreated):
+            new: Doc = {
+                "game_id": game,
+                "variant": data.variant,
+                "seats": [None] * data.seats,
+                "status": None,
+            }
+        elif doc is None:
+            raise ValueError(f"{event.stream_id} v{event.version}: no scoreboard before it")
+        else:
+            new = dict(doc)
+            if isinstance(data, SeatClaimed | SeatReleased):
+                seats = list(doc["seats"])
+                seats[data.seat] = data.name if isinstance(data, SeatClaimed) else None
+                new["seats"] = seats
+            new["status"] = _status(self.folds.status_after(event))
+        new["version"] = event.version
+        put = Put(key(game), new)
+        if isinstance(data, HandEnded):
+            return (put, _hand_ended(game, data, docs))
+        return (put,)
+
+
+def _hand_ended(game: str, data: HandEnded, docs: Mapping[str, Doc | None]) -> Put:
+    line = {
+        "hand": data.hand,
+        "reason": data.reason,
+        "scores": list(data.scores),
+        "totals": list(data.totals),
+    }
+    before = docs.get(hands_key(game))
+    return Put(hands_key(game), {"hands": [*(before or {"hands": []})["hands"], line]})
+
+
+def _status(status: Status | None) -> dict[str, Any] | None:
+    if status is None:
+        return None
+    return {
+        "phase": status.phase,
+        "hand": status.hand,
+        "to_act": list(status.to_act),
+        "totals": list(status.totals),
+        "winners": list(status.winners),
+    }

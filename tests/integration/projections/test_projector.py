@@ -1,0 +1,322 @@
+"""The runner and the projector on a real feed: exactly once under redelivery and races,
+gaps stop a projection, rebuilds switch readers without a pause, a flushed or outdated
+projection rebuilds itself, and the projector follows new events."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from events.schema.common import GameOptions
+from events.schema.lobby import GameCreated
+from events.store import START, EmbeddedStore, NewEvent
+from events.store.embedded import FILE_NAME
+from projections.base import ProjectionsUnavailable
+from projections.catalog import PROJECTIONS
+from projections.lobby import LobbyProjection
+from projections.memory import MemoryProjectionStore
+from projections.projector import NewerVersion, Projector
+from projections.redis_store import RedisProjectionStore
+from projections.runner import Runner, VersionGap
+from projections.status import statuses
+from projections.store import ProjectionStore
+from tests.support.lobby_oracle import expected_listings
+from tests.support.played_games import append_interleaved, game_streams
+from tests.support.redis_keys import forget
+from tests.support.tcp_proxy import TcpProxy
+
+pytestmark = pytest.mark.integration
+
+MakeStore = Callable[[], ProjectionStore]
+
+
+class LobbyV2(LobbyProjection):
+    version = 2
+
+
+async def run_to_end(runner: Runner, number: int) -> None:
+    while await runner.step(number):
+        pass
+
+
+@contextlib.asynccontextmanager
+async def running(projector: Projector) -> AsyncIterator[asyncio.Task[None]]:
+    task = asyncio.create_task(projector.run())
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def until(check: Callable[[], object], seconds: float = 20.0) -> None:
+    """Wait until the coroutine `check()` returns something true."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        try:
+            if await check():  # type: ignore[misc]
+                return
+        except ProjectionsUnavailable:
+            pass
+        if loop.time() > deadline:
+            raise AssertionError("not reached in time")
+        await asyncio.sleep(0.05)
+
+
+async def test_two_runners_racing_on_one_generation_build_what_one_alone_builds(
+    make_pstore: MakeStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(30, 11), 11)
+    store_a, store_b = make_pstore(), make_pstore()
+    alone = await store_a.begin("lobby", 1)
+    await run_to_end(Runner(LobbyProjection(), store_a, feed, batch=50), alone.number)
+    raced = await store_a.begin("lobby", 1)
+    racers = [Runner(LobbyProjection(), s, feed, batch=50) for s in (store_a, store_b)]
+    await asyncio.gather(*(run_to_end(r, raced.number) for r in racers))
+    assert await store_a.dump("lobby", raced.number) == await store_a.dump("lobby", alone.number)
+    total = len(await feed.read_feed(START, limit=100_000))
+    assert sum(r.applied for r in racers) == total  # each event applied once in all
+
+
+async def test_a_redelivered_event_changes_nothing(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(10, 3), 3)
+    generation = await pstore.begin("lobby", 1)
+    runner = Runner(LobbyProjection(), pstore, feed)
+    await run_to_end(runner, generation.number)
+    events = await feed.read_feed(START, limit=100_000)
+    streams = sorted({e.stream_id for e in events})
+    snapshot = await pstore.snapshot("lobby", generation.number, [], streams)
+    assert snapshot is not None
+    changes, applied = runner.fold(events, {}, dict(snapshot.versions))
+    assert applied == 0
+    assert not changes
+
+
+async def test_a_gap_in_a_stream_stops_the_projection_and_shows_in_its_status(
+    pstore: ProjectionStore, feed: EmbeddedStore, tmp_path: Path
+) -> None:
+    await append_interleaved(feed, game_streams(4, 8), 8)
+    events = await feed.read_feed(START, limit=100_000)
+    victim = events[len(events) // 2]
+    assert victim.version > 1
+    with contextlib.closing(sqlite3.connect(tmp_path / "events" / FILE_NAME)) as db, db:
+        db.execute("DROP TRIGGER events_no_delete")
+        db.execute("DELETE FROM events WHERE global_position = ?", (victim.global_position,))
+    runner = Runner(LobbyProjection(), pstore, feed)
+    generation = await pstore.begin("lobby", 1)
+    with pytest.raises(VersionGap) as gap:
+        await run_to_end(runner, generation.number)
+    assert gap.value.stream_id == victim.stream_id
+    assert (gap.value.applied, gap.value.found) == (victim.version - 1, victim.version + 1)
+
+    projector = Projector([LobbyProjection()], pstore, feed, grace=0)
+    await pstore.switch("lobby", generation.number, None)
+    await asyncio.wait_for(projector.follow(LobbyProjection()), 10)  # returns: stopped
+    assert projector.progress["lobby"].state == "failed"
+    [status] = await statuses([LobbyProjection()], pstore, feed)
+    assert status.state == "failed"
+    assert victim.stream_id in (status.error or "")
+    assert status.lag is not None
+    assert status.lag.events > 0
+
+
+async def test_the_projector_follows_new_events_as_they_are_appended(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    games = game_streams(12, 21)
+    await append_interleaved(feed, games[:6], 21)
+    projector = Projector([LobbyProjection()], pstore, feed, poll=0.2, grace=0)
+    async with running(projector):
+        await append_interleaved(feed, games[6:], 22)
+        total = len(await feed.read_feed(START, limit=100_000))
+
+        async def caught_up() -> bool:
+            [status] = await statuses([LobbyProjection()], pstore, feed)
+            return status.lag is not None and status.lag.events == 0 and total > 0
+
+        await until(caught_up)
+    events = await feed.read_feed(START, limit=100_000)
+    for game, listing in expected_listings(events).items():
+        assert await pstore.get("lobby", f"game:{game}") == listing
+
+
+async def test_a_rebuild_switches_readers_to_an_equal_generation_and_drops_the_old(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(15, 4), 4)
+    projector = Projector([LobbyProjection()], pstore, feed, grace=0.2)
+    old = await projector.ensure(LobbyProjection())
+    before = await pstore.dump("lobby", old)
+    one = next(k for k in before if k.startswith("k:game:"))[2:]
+    served = await pstore.get("lobby", one)
+
+    rebuilding = asyncio.create_task(projector.rebuild("lobby"))
+    while not rebuilding.done():  # readers are served all along
+        assert await pstore.get("lobby", one) == served
+        await asyncio.sleep(0.01)
+    new = await rebuilding
+    assert new > old
+    assert await pstore.alias("lobby") == new
+    assert await pstore.dump("lobby", new) == before
+    assert await pstore.generation("lobby", old) is None
+    assert await pstore.dump("lobby", old) == {}
+
+
+async def test_a_projection_whose_code_version_changed_rebuilds_at_start(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(5, 6), 6)
+    old = await Projector([LobbyProjection()], pstore, feed, grace=0).ensure(LobbyProjection())
+    new = await Projector([LobbyV2()], pstore, feed, grace=0).ensure(LobbyV2())
+    assert new != old
+    generation = await pstore.generation("lobby", new)
+    assert generation is not None
+    assert generation.version == 2
+    assert await pstore.dump("lobby", new) != {}
+    assert await pstore.generation("lobby", old) is None
+
+
+async def flush(store: ProjectionStore, redis14_url: str) -> None:
+    if isinstance(store, MemoryProjectionStore):
+        store.flush()
+        return
+    client = aioredis.Redis.from_url(redis14_url)
+    try:
+        await client.flushdb()  # database 14 is this suite's own
+    finally:
+        await client.aclose()
+
+
+async def test_after_a_flush_the_projections_rebuild_themselves_key_for_key(
+    pstore: ProjectionStore, feed: EmbeddedStore, redis14_url: str
+) -> None:
+    """Every projection of the catalog: each read model is what it was, key for key."""
+    await append_interleaved(feed, game_streams(20, 9), 9)
+    projector = Projector(PROJECTIONS, pstore, feed, poll=0.1, grace=0)
+
+    async def dumps() -> dict[str, object]:
+        found = {}
+        for projection in PROJECTIONS:
+            number = await pstore.alias(projection.name)
+            assert number is not None
+            found[projection.name] = await pstore.dump(projection.name, number)
+        return found
+
+    async with running(projector):
+        await until(caught_up_check(pstore, feed))
+        before = await dumps()
+        assert all(before.values())
+        assert (await pstore.page("lobby", "all", limit=1)).entries  # the alias is cached
+        await flush(pstore, redis14_url)
+        # Until it is back: 503, never an empty lobby read from the flushed generation.
+        with pytest.raises(ProjectionsUnavailable):
+            await pstore.page("lobby", "all", limit=1)
+        with pytest.raises(ProjectionsUnavailable):
+            await pstore.get("lobby", "game:0000000000000000")
+        await until(caught_up_check(pstore, feed))
+        assert await dumps() == before
+
+
+def caught_up_check(store: ProjectionStore, feed: EmbeddedStore) -> Callable[[], object]:
+    async def check() -> bool:
+        found = await statuses(PROJECTIONS, store, feed)
+        return all(s.state == "running" and s.lag is not None and s.lag.events == 0 for s in found)
+
+    return check
+
+
+async def test_a_silent_redis_fails_a_read_within_its_timeout_not_later(
+    redis14_url: str, prefix: str
+) -> None:
+    with TcpProxy.to_address("127.0.0.1", 6379) as proxy:
+        url = redis14_url.replace("127.0.0.1:6379", f"127.0.0.1:{proxy.port}")
+        store = RedisProjectionStore.from_url(url, prefix, timeout=0.5)
+        try:
+            live = await store.begin("demo", 1)
+            assert await store.switch("demo", live.number, None)
+            assert await store.get("demo", "a") is None
+            proxy.blackhole()
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(ProjectionsUnavailable):
+                await store.get("demo", "a")
+            assert loop.time() - started < 2.0
+            proxy.restore()
+            await until(lambda: _answers(store))
+        finally:
+            await store.close()
+            await forget(redis14_url, prefix)
+
+
+async def _answers(store: ProjectionStore) -> bool:
+    return await store.get("demo", "a") is None
+
+
+async def test_while_redis_is_down_readers_get_unavailable_and_the_projector_catches_up_after(
+    feed: EmbeddedStore, redis14_url: str, prefix: str
+) -> None:
+    await append_interleaved(feed, game_streams(6, 12), 12)
+    with TcpProxy.to_address("127.0.0.1", 6379) as proxy:
+        url = redis14_url.replace("127.0.0.1:6379", f"127.0.0.1:{proxy.port}")
+        store = RedisProjectionStore.from_url(url, prefix, timeout=0.5)
+        projector = Projector(PROJECTIONS, store, feed, poll=0.1, grace=0)
+        try:
+            async with running(projector):
+                await until(caught_up_check(store, feed))
+                proxy.cut()
+                with pytest.raises(ProjectionsUnavailable):
+                    await store.get("lobby", "game:x")
+                await feed.append(
+                    "game:0123456789abcdef",
+                    0,
+                    [NewEvent(uuid.uuid4(), GameCreated("golf", 2, GameOptions(), "c" * 64))],
+                )
+                await asyncio.sleep(0.5)
+                assert projector.progress["lobby"].state == "waiting"
+                proxy.restore()
+                await until(lambda: store.get("lobby", "game:0123456789abcdef"))
+                await until(caught_up_check(store, feed))
+        finally:
+            await store.close()
+            await forget(redis14_url, prefix)
+
+
+async def test_a_build_abandoned_half_way_is_dropped_by_the_next_one(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(8, 14), 14)
+    abandoned = await pstore.begin("lobby", 1)
+    await Runner(LobbyProjection(), pstore, feed, batch=20).step(abandoned.number)
+    assert await pstore.dump("lobby", abandoned.number) != {}
+    live = await Projector([LobbyProjection()], pstore, feed, grace=0).ensure(LobbyProjection())
+    assert await pstore.generations("lobby") == [live]
+    assert await pstore.dump("lobby", abandoned.number) == {}
+
+
+async def test_an_older_projector_leaves_a_newer_version_live_and_waits(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    await append_interleaved(feed, game_streams(3, 15), 15)
+    newer = await Projector([LobbyV2()], pstore, feed, grace=0).ensure(LobbyV2())
+    older = Projector([LobbyProjection()], pstore, feed, poll=0.05, grace=0)
+    with pytest.raises(NewerVersion):
+        await older.ensure(LobbyProjection())
+    following = asyncio.create_task(older.follow(LobbyProjection()))
+    await asyncio.sleep(0.3)
+    assert older.progress["lobby"].state == "outdated"
+    following.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await following
+    assert await pstore.alias("lobby") == newer
+    assert await pstore.generations("lobby") == [newer]
