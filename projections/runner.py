@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from events.store.base import Checkpoint, EventStore, RecordedEvent
+from events.store.base import Checkpoint, RecordedEvent
 from projections.base import Delete, Doc, IndexAdd, Projection, Put
+from projections.feed import Feed
 from projections.store import Changes, Outcome, ProjectionStore
 
 BATCH = 1000
@@ -45,7 +46,7 @@ class Runner:
         self,
         projection: Projection,
         store: ProjectionStore,
-        feed: EventStore,
+        feed: Feed,
         batch: int = BATCH,
         observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
