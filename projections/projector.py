@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from events.store.base import EventStore, RecordedEvent, StoreUnavailable
+from events.store.base import RecordedEvent, StoreUnavailable
 from projections.base import Projection, ProjectionsUnavailable
+from projections.feed import Feed, SharedFeed
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
 from projections.store import ProjectionStore
@@ -60,7 +61,7 @@ class Projector:
         self,
         projections: Sequence[Projection],
         store: ProjectionStore,
-        feed: EventStore,
+        feed: Feed,
         *,
         poll: float = POLL,
         batch: int = BATCH,
@@ -70,7 +71,7 @@ class Projector:
     ) -> None:
         self.projections = list(projections)
         self.store = store
-        self.feed = feed
+        self.feed = SharedFeed(feed)  # runners in step share their reads
         self.poll = poll
         self.batch = batch
         self.grace = grace

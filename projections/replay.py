@@ -31,8 +31,9 @@ import msgspec
 from events.schema import EVENT_TYPES
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
 from events.schema.lobby import EVENTS as LOBBY_EVENTS
-from events.store.base import EventStore, RecordedEvent
+from events.store.base import RecordedEvent
 from projections.base import Doc, IndexAdd, Put, Write
+from projections.feed import Feed
 from projections.folds import GameFolds, game_id
 
 _EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[misc]
@@ -54,7 +55,7 @@ class Replays:
     def __init__(self, folds: GameFolds | None = None) -> None:
         self.folds = folds or GameFolds(play=False, keep=True, name="replay")
 
-    async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
+    async def prepare(self, batch: Sequence[RecordedEvent], feed: Feed | None = None) -> None:
         await self.folds.prepare(batch, None if feed is None else feed.read_stream)
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:

@@ -21,11 +21,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from events.store.base import Checkpoint, EventStore, RecordedEvent
+from events.store.base import Checkpoint, RecordedEvent
 from projections.base import Delete, Doc, IndexAdd, Projection, Put
+from projections.feed import Feed
 from projections.store import Changes, Outcome, ProjectionStore
 
 BATCH = 1000
+CACHE_DOCS = 20_000
+"""Docs a runner keeps between batches (then it forgets them all and reads them again)."""
 
 
 class VersionGap(Exception):
@@ -49,7 +52,7 @@ class Runner:
         self,
         projection: Projection,
         store: ProjectionStore,
-        feed: EventStore,
+        feed: Feed,
         batch: int = BATCH,
         observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
@@ -63,6 +66,13 @@ class Runner:
         """Where the generation stood after this runner's last read or commit."""
         self.applied = 0
         """Events applied by this runner (redeliveries not counted)."""
+        self._docs: dict[str, Doc | None] = {}
+        self._versions: dict[str, int] = {}
+        self._known_at: Checkpoint | None = None
+        """The docs and stream versions as the generation held them at `_known_at`, kept
+        while each batch commits from where the last one ended: then no other runner has
+        written in between (it would have moved the checkpoint), and a batch whose docs are
+        all known needs no snapshot, only its commit, which checks the checkpoint anyway."""
         self._ahead: tuple[Checkpoint, asyncio.Task[list[RecordedEvent]]] | None = None
         """The next page, read while a full batch commits (catching up overlaps the feed's
         query with Redis and the fold)."""
@@ -84,32 +94,61 @@ class Runner:
             named = [self.projection.keys(e) for e in events]
             keys = list(dict.fromkeys(k for each in named for k in each))
             streams = list(dict.fromkeys(e.stream_id for e in events))
-            snapshot = await self.store.snapshot(name, number, keys, streams)
-            if snapshot is None:
-                raise GenerationGone(name)
-            if snapshot.checkpoint != start:  # another runner moved it: read on from there
-                self.checkpoint = snapshot.checkpoint
-                continue
+            if self._known_at != start:
+                self._forget()
+            missing = [k for k in keys if k not in self._docs]
+            unknown = [s for s in streams if s not in self._versions]
+            if missing or unknown or self._known_at is None:
+                snapshot = await self.store.snapshot(name, number, missing, unknown)
+                if snapshot is None:
+                    raise GenerationGone(name)
+                if snapshot.checkpoint != start:  # another runner moved it: read on from there
+                    self._forget()
+                    self.checkpoint = snapshot.checkpoint
+                    continue
+                self._docs.update(snapshot.docs)
+                self._versions.update(snapshot.versions)
+                self._known_at = start
             prepare = getattr(self.projection, "prepare", None)
             if prepare is not None:  # a projection that folds the domain beside the feed
                 await prepare(events, self.feed)
-            changes, applied = self.fold(events, snapshot.docs, snapshot.versions, named)
+            docs = {k: self._docs[k] for k in keys}
+            versions = {s: self._versions[s] for s in streams}
+            changes, applied = self.fold(events, docs, versions, named)
             end = events[-1].checkpoint
             if len(events) == self.batch:  # catching up: read the next page meanwhile
                 self._prefetch(end)
             outcome = await self.store.commit(name, number, start, end, changes)
             if outcome is not Outcome.COMMITTED:
                 self.discard()
+                self._forget()
             if outcome is Outcome.GONE:
                 raise GenerationGone(name)
             if outcome is Outcome.MOVED:
                 self.checkpoint = None
                 continue
             self.checkpoint = end
+            self._remember(end, docs, versions)
             self.applied += applied
             if self.observe is not None:
                 self.observe(events)
             return len(events)
+
+    def _remember(
+        self, at: Checkpoint, docs: dict[str, Doc | None], versions: dict[str, int]
+    ) -> None:
+        """Keep what this batch left, as the generation holds it at `at`."""
+        if len(self._docs) + len(docs) > CACHE_DOCS:
+            self._forget()
+            return
+        self._docs.update(docs)
+        self._versions.update(versions)
+        self._known_at = at
+
+    def _forget(self) -> None:
+        self._docs.clear()
+        self._versions.clear()
+        self._known_at = None
 
     async def _read(self, start: Checkpoint) -> list[RecordedEvent]:
         ahead, self._ahead = self._ahead, None

@@ -19,8 +19,9 @@ import msgspec
 from domain.decider import Status
 from events.schema.common import HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
-from events.store.base import EventStore, RecordedEvent
+from events.store.base import RecordedEvent
 from projections.base import Doc, Put, Write
+from projections.feed import Feed
 from projections.folds import GameFolds, game_id
 
 
@@ -66,7 +67,7 @@ class Scoreboard:
     def __init__(self, folds: GameFolds | None = None) -> None:
         self.folds = folds or GameFolds(name="scoreboard")
 
-    async def prepare(self, batch: Sequence[RecordedEvent], feed: EventStore | None = None) -> None:
+    async def prepare(self, batch: Sequence[RecordedEvent], feed: Feed | None = None) -> None:
         await self.folds.prepare(batch, None if feed is None else feed.read_stream)
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:

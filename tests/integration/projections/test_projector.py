@@ -320,3 +320,23 @@ async def test_an_older_projector_leaves_a_newer_version_live_and_waits(
         await following
     assert await pstore.alias("lobby") == newer
     assert await pstore.generations("lobby") == [newer]
+
+
+async def test_a_runner_whose_remembered_docs_went_stale_reads_them_again(
+    make_pstore: MakeStore, feed: EmbeddedStore
+) -> None:
+    """Runner A remembers the docs of its last batch; B then applies the next batch; A must
+    not fold on what it remembers: its commit finds the checkpoint moved and it re-reads."""
+    await append_interleaved(feed, game_streams(12, 16), 16)
+    store_a, store_b = make_pstore(), make_pstore()
+    shared = await store_a.begin("lobby", 1)
+    a = Runner(LobbyProjection(), store_a, feed, batch=40)
+    b = Runner(LobbyProjection(), store_b, feed, batch=40)
+    turn = 0
+    while await (a if turn % 3 else b).step(shared.number):  # B takes every third batch
+        turn += 1
+    while await a.step(shared.number) or await b.step(shared.number):
+        pass
+    alone = await store_a.begin("lobby", 1)
+    await run_to_end(Runner(LobbyProjection(), store_a, feed, batch=40), alone.number)
+    assert await store_a.dump("lobby", shared.number) == await store_a.dump("lobby", alone.number)

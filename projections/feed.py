@@ -1,0 +1,80 @@
+"""The feed as the runners of one projector read it: one read for all who ask at once.
+
+Each projection keeps its own checkpoint, but they move in step (they follow one feed, and
+rebuild together after a flush), so several runners often ask for the very same page at the
+same moment. `SharedFeed` hands them one read, decoded once: a read still in flight, or a
+full page read a moment ago. A short page (the feed's end) is not kept: it may have grown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import Protocol
+
+from events.store.base import START, Checkpoint, RecordedEvent
+
+
+class Feed(Protocol):
+    """What a runner needs of the event store."""
+
+    async def read_feed(
+        self, after: Checkpoint = START, limit: int = 1000
+    ) -> list[RecordedEvent]: ...
+
+    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool: ...
+
+    async def feed_head(self) -> Checkpoint: ...
+
+    async def read_stream(
+        self,
+        stream_id: str,
+        from_version: int = 1,
+        limit: int | None = None,
+        *,
+        prev_hash: bytes | None = None,
+    ) -> list[RecordedEvent]:
+        """One stream's events: what a projection that folds the domain reads to refold a
+        game it has not seen from its start (projections/folds.py)."""
+        ...
+
+
+class SharedFeed:
+    def __init__(self, feed: Feed, keep: int = 8) -> None:
+        self.feed = feed
+        self._keep = keep
+        self._pages: OrderedDict[tuple[Checkpoint, int], asyncio.Task[list[RecordedEvent]]] = (
+            OrderedDict()
+        )
+
+    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
+        key = (after, limit)
+        task = self._pages.get(key)
+        if task is None or (task.done() and not _full(task, limit)):
+            task = asyncio.ensure_future(self.feed.read_feed(after, limit))
+            self._pages[key] = task
+            while len(self._pages) > self._keep:
+                self._pages.popitem(last=False)
+        return list(await asyncio.shield(task))
+
+    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
+        return await self.feed.wait_for_events(after, timeout)
+
+    async def feed_head(self) -> Checkpoint:
+        return await self.feed.feed_head()
+
+    async def read_stream(
+        self,
+        stream_id: str,
+        from_version: int = 1,
+        limit: int | None = None,
+        *,
+        prev_hash: bytes | None = None,
+    ) -> list[RecordedEvent]:
+        """Not shared: a refold reads one game's stream, which no other runner wants."""
+        return await self.feed.read_stream(stream_id, from_version, limit, prev_hash=prev_hash)
+
+
+def _full(task: asyncio.Task[list[RecordedEvent]], limit: int) -> bool:
+    """A finished read worth handing on: it succeeded and filled its page."""
+    return not task.cancelled() and task.exception() is None and len(task.result()) == limit
