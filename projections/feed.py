@@ -4,6 +4,8 @@ Each projection keeps its own checkpoint, but they move in step (they follow one
 rebuild together after a flush), so several runners often ask for the very same page at the
 same moment. `SharedFeed` hands them one read, decoded once: a read still in flight, or a
 full page read a moment ago. A short page (the feed's end) is not kept: it may have grown.
+Runners caught up at the same checkpoint likewise share one wait for the next append (each
+wait reads the store to look, so four runners waiting apart would look four times).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class SharedFeed:
         self._pages: OrderedDict[tuple[Checkpoint, int], asyncio.Task[list[RecordedEvent]]] = (
             OrderedDict()
         )
+        self._waits: dict[Checkpoint, asyncio.Task[bool]] = {}
 
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
         key = (after, limit)
@@ -58,7 +61,20 @@ class SharedFeed:
         return list(await asyncio.shield(task))
 
     async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
-        return await self.feed.wait_for_events(after, timeout)
+        """Joins a wait after the same checkpoint already under way (and then its timeout,
+        not `timeout`: the runners of one projector all wait as long)."""
+        task = self._waits.get(after)
+        if task is None or task.done():
+            task = asyncio.ensure_future(self.feed.wait_for_events(after, timeout))
+            self._waits[after] = task
+            task.add_done_callback(lambda done: self._waited(after, done))
+        return await asyncio.shield(task)
+
+    def _waited(self, after: Checkpoint, task: asyncio.Task[bool]) -> None:
+        if self._waits.get(after) is task:
+            del self._waits[after]
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure reaches every waiter, not the log
 
     async def feed_head(self) -> Checkpoint:
         return await self.feed.feed_head()

@@ -33,8 +33,12 @@ POLL = 0.5
 """Seconds between polls when no notification comes (another process appending to the
 embedded store, a lost NOTIFY), and between checks of the alias when idle."""
 LINGER = 0.01
-"""Seconds a woken projector waits for more appends before it reads: bigger batches under
-load (fewer round trips per event), at the cost of this much lag."""
+"""Seconds a woken projector first waits for more appends before it reads: bigger batches
+under load (fewer round trips per event), at the cost of this much lag."""
+LINGER_MAX = 0.025
+"""The longest linger: while events keep arriving (each read after a linger finds more than
+one), the linger grows by half up to this; a wake-up for a lone event drops it to nothing.
+Bounded so the lag it adds stays well inside the 100 ms target (docs/BENCHMARKS.md)."""
 RETRY_MAX = 5.0
 log = structlog.get_logger("fairway.projections")
 
@@ -67,6 +71,7 @@ class Projector:
         batch: int = BATCH,
         grace: float = 2 * ALIAS_TTL,
         linger: float = LINGER,
+        linger_max: float = LINGER_MAX,
         observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
         self.projections = list(projections)
@@ -76,6 +81,7 @@ class Projector:
         self.batch = batch
         self.grace = grace
         self.linger = linger
+        self.linger_max = max(linger, linger_max)
         self.observe = observe
         self.progress = {p.name: Progress() for p in self.projections}
 
@@ -178,22 +184,36 @@ class Projector:
         self._note(name, "running", number)
         runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         checked = time.monotonic()
+        linger = self.linger
+        woke = False
         while True:
             try:
                 read = await runner.step(number)
             except GenerationGone:
                 return
             self.progress[name].applied = runner.applied
+            if woke:  # this read followed a wake-up (and the linger, if any)
+                linger = self._next_linger(linger, read)
+            woke = False
             if read < self.batch:  # caught up: wait for the next append
                 assert runner.checkpoint is not None
                 if await self.feed.wait_for_events(runner.checkpoint, self.poll):
                     # Let the burst that woke us gather: one batch, one round trip, for
                     # the appends of the next few milliseconds.
-                    await asyncio.sleep(self.linger)
+                    await asyncio.sleep(linger)
+                    woke = True
             if time.monotonic() - checked >= self.poll:
                 checked = time.monotonic()
                 if await self.store.alias(name) != number:
                     return  # rebuilt elsewhere, or flushed: ensure again
+
+    def _next_linger(self, linger: float, read: int) -> float:
+        """The linger after a wake-up whose read found `read` events: longer while events
+        keep arriving (a busy service: fewer, bigger batches, less CPU an event), none after
+        a lone event (a quiet service: its next event is not held back)."""
+        if read <= 1:
+            return 0.0
+        return min(self.linger_max, max(self.linger, linger * 1.5))
 
     # ---- reporting --------------------------------------------------------------------------
 
