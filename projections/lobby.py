@@ -75,9 +75,30 @@ def _indexes(variant: str, status: str, is_open: bool) -> tuple[str, ...]:
     return tuple(names)
 
 
+class Moment:
+    """A recorded time as a listing stores it (ISO text) and as the indexes score it,
+    computed once for a run of events recorded together: the events of one append share
+    their `recorded_at`, and formatting it was a fifth of the lobby's work per event."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: tuple[datetime, str, float] | None = None
+
+    def of(self, at: datetime) -> tuple[str, float]:
+        last = self._last  # one tuple, replaced whole: safe to share between threads
+        # The same instant in another zone would format differently: the same zone object.
+        if last is None or last[0] != at or last[0].tzinfo is not at.tzinfo:
+            last = self._last = (at, at.isoformat(), score(at))
+        return last[1], last[2]
+
+
 class LobbyProjection:
     name = NAME
     version = 1
+
+    def __init__(self) -> None:
+        self._moment = Moment()
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         stream = event.stream_id
@@ -90,16 +111,15 @@ class LobbyProjection:
         game = key[5:]
         before = docs.get(key)
         data = event.data
+        at, now = self._moment.of(event.recorded_at)
         if isinstance(data, GameCreated):
             listing = created(game, data, event.recorded_at)
         elif before is None:
             return ()  # a game stream that did not begin with game.created: nothing to list
         else:
             listing = changed(before, data)
-        at = event.recorded_at
         listing["version"] = event.version
-        listing["updated_at"] = at.isoformat()
-        now = score(at)
+        listing["updated_at"] = at
         after = indexes(listing)
         was = indexes(before)
         writes: list[Write] = [Put(key, listing)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -11,7 +11,7 @@ from events.schema.common import GameEnded, GameOptions, GameStarted, HandDealt,
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store import RecordedEvent
 from projections.base import Doc, IndexAdd, IndexRemove, Put
-from projections.lobby import LobbyProjection, index_name, indexes, score
+from projections.lobby import LobbyProjection, Moment, index_name, indexes, score
 from projections.store import Changes
 
 pytestmark = pytest.mark.unit
@@ -155,3 +155,17 @@ def test_index_names_and_memberships() -> None:
     assert index_name("tens", "lobby", open_=False) == "variant:tens:closed"
     assert indexes(None) == ()
     assert not isinstance(IndexRemove("i", "m"), IndexAdd)
+
+
+def test_a_moment_is_formatted_once_for_a_run_and_anew_for_another_time_or_zone() -> None:
+    moment = Moment()
+    at = datetime(2026, 11, 23, 6, 30, 1, 250_000, tzinfo=UTC)
+    first = moment.of(at)
+    assert first == (at.isoformat(), score(at))
+    assert moment.of(at.replace()) == first  # an equal time, another object
+    later = at + timedelta(microseconds=1)
+    assert moment.of(later) == (later.isoformat(), score(later))
+    elsewhere = at.astimezone(timezone(timedelta(hours=1)))  # the same instant, another zone
+    assert elsewhere == at
+    assert moment.of(elsewhere) == (elsewhere.isoformat(), score(at))
+    assert moment.of(elsewhere)[0].endswith("+01:00")
