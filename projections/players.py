@@ -76,15 +76,17 @@ class Players:
     version = 1
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
-        game = game_id(event)
-        if game is None or not isinstance(event.data, _READS):
+        if not isinstance(event.data, _READS):  # first: most events stop here
             return ()
-        return (game_key(game),)
+        game = game_id(event)
+        return () if game is None else (game_key(game),)
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
-        game = game_id(event)
         data = event.data
-        if game is None or not isinstance(data, _READS):
+        if not isinstance(data, _READS):
+            return ()
+        game = game_id(event)
+        if game is None:
             return ()
         if isinstance(data, GameCreated):
             return (Put(game_key(game), {"variant": data.variant, "names": [None] * data.seats}),)

@@ -40,6 +40,10 @@ _EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[
 """A document's `events`: (version, event) pairs of any stored event type, tagged by `type`."""
 
 
+_WRITES = (HandEnded, GameEnded)
+"""The events that write a hand (a tuple: `isinstance` checks it faster than a union)."""
+
+
 def hand_key(game: str, hand: int) -> str:
     return f"hand:{game}:{hand}"
 
@@ -62,8 +66,10 @@ class Replays:
         return ()
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
+        if not isinstance(event.data, _WRITES):  # first: nearly every event stops here
+            return ()
         game = game_id(event)
-        if game is None or not isinstance(event.data, HandEnded | GameEnded):
+        if game is None:
             return ()
         history = self.folds.history(event)
         hand, first = _hand_start(history)

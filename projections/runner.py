@@ -19,7 +19,8 @@ folded: the scoreboard and the replay fold the game's domain state there
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from events.store.base import Checkpoint, RecordedEvent
 from projections.base import Delete, Doc, IndexAdd, Projection, Put
@@ -27,6 +28,8 @@ from projections.feed import Feed
 from projections.store import Changes, Outcome, ProjectionStore
 
 BATCH = 1000
+_NO_DOCS: Mapping[str, Doc | None] = MappingProxyType({})
+"""What `apply` sees of an event that names no docs (read-only: shared by all of them)."""
 CACHE_DOCS = 20_000
 """Docs a runner keeps between batches (then it forgets them all and reads them again)."""
 
@@ -195,7 +198,13 @@ class Runner:
                 raise VersionGap(self.projection.name, stream, applied, event.version)
             versions[stream] = changes.versions[stream] = event.version
             keys = keys_of(event) if named is None else named[i]
-            for write in apply(event, {key: docs.get(key) for key in keys}):
+            if not keys:  # most events, for the projections that read few docs
+                seen: Mapping[str, Doc | None] = _NO_DOCS
+            elif len(keys) == 1:
+                seen = {keys[0]: docs.get(keys[0])}
+            else:
+                seen = {key: docs.get(key) for key in keys}
+            for write in apply(event, seen):
                 # The two writes of nearly every event inline, the rest through `add`.
                 if type(write) is IndexAdd:
                     index[(write.index, write.member)] = write.score

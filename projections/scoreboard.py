@@ -95,7 +95,7 @@ class Scoreboard:
             raise ValueError(f"{event.stream_id} v{event.version}: no scoreboard before it")
         else:
             new = dict(doc)
-            if isinstance(data, SeatClaimed | SeatReleased):
+            if isinstance(data, (SeatClaimed, SeatReleased)):
                 seats = list(doc["seats"])
                 seats[data.seat] = data.name if isinstance(data, SeatClaimed) else None
                 new["seats"] = seats
