@@ -1,14 +1,16 @@
 """Projections: rebuild from zero, and lag under the REST load. Prints figures
 (docs/BENCHMARKS.md, "Projections"); no test runs it and nothing asserts a duration.
 
-    .venv/bin/python benchmarks/projection_bench.py rebuild [--events 100000] [--repeat 3]
+    .venv/bin/python benchmarks/projection_bench.py rebuild [--events 100000] [--only lobby]
     .venv/bin/python benchmarks/projection_bench.py lag [--rate 2000] [--seconds 20]
 
 rebuild: plays games with bots (domain/simulate.py), appends them interleaved into a
 throw-away PostgreSQL database, then times, in the same run: a raw read of the whole feed
 (pages of 1,000, the floor any projection pays), a rebuild of every projection from
 position zero into Redis (database 14, a key prefix of its own, removed after) and into
-memory. Each figure is the best of `--repeat`, beside its ratio to the raw feed read.
+memory, each on its own and then all of them together (one projector, as after a flush;
+`--only NAME...` rebuilds just those, on their own). Each figure is the best of `--repeat`,
+beside its ratio to the raw feed read.
 
 lag: runs benchmarks/api_load.py (paced phase only) three times: the service reading Redis
 with no projector running (the baseline), the same with a projector process
