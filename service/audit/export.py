@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from domain.errors import RuleViolation
 from domain.grid import GridGame
 from domain.variants import decider_for
 from events.codec import GENESIS_HASH, CodecError, default_codec
@@ -243,7 +244,8 @@ def _header_failures(export: GameExport, rows: Sequence[StoredRow]) -> list[Fail
         differs("options", created.options, export.options)
         try:
             record: Any = rules_record(created.variant, created.seats, created.options)
-        except Exception:
+        except RuleViolation as refused:  # an unknown variant or options no game allows
+            out.append(Failure("export", None, "variant", f"no rules to check: {refused}"))
             record = None
         if record is not None:
             for name in type(record).__struct_fields__:

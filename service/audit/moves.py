@@ -136,8 +136,8 @@ def _explain(
                 return "metadata.seat", other, len(decided)
     try:
         listed = decider.legal_actions(state, seat)
-    except Exception:
-        listed = ()
+    except Exception:  # as in `decide` above: a forged history's state may break the rules
+        listed = ()  # code; this only looks for a better name for a failure already found
     candidates = [a for a in listed if isinstance(a, _concrete(decider))] + _inferred(stored)
     for candidate in candidates:
         if candidate == action:
