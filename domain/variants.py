@@ -28,6 +28,13 @@ def decider_for(variant: str) -> Decider:
         ) from None
 
 
+def high_wins(variant: str) -> bool:
+    """Whether the highest total wins `variant` (Basketball); the Golf family's lowest wins."""
+    decider = decider_for(variant)
+    rules = getattr(decider, "rules", None)
+    return bool(getattr(rules, "high_wins", False))
+
+
 def bot(kind: str, variant: str) -> Bot:
     if kind == "random":
         return RandomBot()

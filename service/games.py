@@ -26,6 +26,7 @@ from events.schema.lobby import (
     GameCreated,
     SeatClaimed,
     SeatReleased,
+    SeatResigned,
     SeatSeedSet,
     SeedChainExtended,
 )
@@ -416,6 +417,7 @@ class GameService:
 
         def decide(record: GameRecord, actor: Actor) -> Decision:
             assert actor.seat is not None
+            _check_not_resigned(record, actor.seat)
             decider, state = _playing(record)
             _check_action_type(decider, action)
             events = list(decider.decide(state, Act(actor.seat, action)))
@@ -455,6 +457,32 @@ class GameService:
         stored_key = None if key is None else Key(key, seed)
         return await self._run(game_id, Command(authorize, decide), stored_key)
 
+    async def resign(
+        self, game_id: str, token: str | None, seat: int, reason: str = "resigned"
+    ) -> Outcome:
+        """The seat leaves the game in play; the bot plays it out from now on. With a token,
+        its holder resigns it (`resigned`); without, the service acts for a tournament whose
+        player withdrew (`withdrawn`): callers outside the service never reach that path."""
+
+        def authorize(record: GameRecord) -> Actor:
+            if token is not None:
+                held = self.seat_for(record, token)
+                if held != seat:
+                    raise ApiError(403, "not_your_seat", f"the token holds seat {held}, not {seat}")
+            return Actor(f"resign:{seat}", seat)
+
+        def decide(record: GameRecord, actor: Actor) -> Decision:
+            if not 0 <= seat < record.lobby.seats:
+                raise RuleViolation("invalid_seat", f"seats are 0..{record.lobby.seats - 1}")
+            _playing(record)
+            status = record.status()
+            if status is not None and status.phase == "game_over":
+                raise RuleViolation("game_over", "the game is over")
+            _check_not_resigned(record, seat)
+            return Decision([SeatResigned(seat, reason)], {"resigned": seat})
+
+        return await self._run(game_id, Command(authorize, decide))
+
     @staticmethod
     def seat_for(record: GameRecord, token: str) -> int:
         seat = record.lobby.seat_of(token)
@@ -473,6 +501,14 @@ def _append_of(item: RecordedEvent) -> object:
 
 def _anyone(scope: str) -> Callable[[GameRecord], Actor]:
     return lambda record: Actor(scope)
+
+
+def _check_not_resigned(record: GameRecord, seat: int) -> None:
+    reason = record.lobby.resigned_reason(seat)
+    if reason is not None:
+        raise ApiError(
+            409, "seat_resigned", f"seat {seat} has {reason}: the service plays it out now"
+        )
 
 
 def _check_if_match(record: GameRecord, if_match: int | None) -> None:

@@ -11,7 +11,7 @@ import secrets
 import msgspec
 
 from events.schema.common import GameOptions
-from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased, SeatSeedSet
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased, SeatResigned, SeatSeedSet
 
 
 class Lobby(msgspec.Struct, frozen=True):
@@ -25,6 +25,13 @@ class Lobby(msgspec.Struct, frozen=True):
     seat_seeds: tuple[str | None, ...] = ()
     """The seed each seat's holder set since it claimed the seat and since the seed chain
     of the coming hands was committed; None: it set none (its name stands in)."""
+    resigned: tuple[str | None, ...] = ()
+    """Per seat, why the bot now plays it (`resigned`, `withdrawn`), None while its holder
+    does; empty until a seat resigns."""
+    tournament: str = ""
+    """The tournament the game is a table of (empty for a casual game)."""
+    peers: tuple[str, ...] = ()
+    """Duplicate deals: every game of the round dealt the same cards (GameCreated.peers)."""
 
     @classmethod
     def created(cls, event: GameCreated) -> Lobby:
@@ -37,6 +44,8 @@ class Lobby(msgspec.Struct, frozen=True):
             names=(None,) * event.seats,
             token_hashes=(None,) * event.seats,
             seat_seeds=(None,) * event.seats,
+            tournament=event.tournament,
+            peers=event.peers,
         )
 
     def claimed(self, event: SeatClaimed) -> Lobby:
@@ -65,6 +74,15 @@ class Lobby(msgspec.Struct, frozen=True):
 
     def seed_set(self, event: SeatSeedSet) -> Lobby:
         return msgspec.structs.replace(self, seat_seeds=self._seed(event.seat, event.seed))
+
+    def seat_resigned(self, event: SeatResigned) -> Lobby:
+        resigned = list(self.resigned or (None,) * self.seats)
+        resigned[event.seat] = event.reason
+        return msgspec.structs.replace(self, resigned=tuple(resigned))
+
+    def resigned_reason(self, seat: int) -> str | None:
+        """Why the bot plays `seat` (None: its holder does)."""
+        return self.resigned[seat] if self.resigned else None
 
     def chain_extended(self) -> Lobby:
         """A new seed chain: seeds set before it was committed count for none of its hands."""

@@ -20,8 +20,10 @@ from events.schema.lobby import (
     GameCreated,
     SeatClaimed,
     SeatReleased,
+    SeatResigned,
     SeatSeedSet,
     SeedChainExtended,
+    TurnPlayedFor,
 )
 from service.lobby import Lobby
 
@@ -153,6 +155,10 @@ class GameRecord:
         elif isinstance(event, SeatSeedSet):
             self.lobby = self.lobby.seed_set(event)
             self.seeds_since_deal[event.seat] = self.seeds_since_deal.get(event.seat, 0) + 1
+        elif isinstance(event, SeatResigned):
+            self.lobby = self.lobby.seat_resigned(event)
+        elif isinstance(event, TurnPlayedFor):
+            pass  # says who played the action that follows; the domain folds nothing
         elif isinstance(event, SeedChainExtended):
             self.lobby = self.lobby.chain_extended()
             self.chains.append(
@@ -237,7 +243,7 @@ class GameRecord:
             return event if self.over_by(as_of) else msgspec.structs.replace(event, secret="")
         if isinstance(event, SeatClaimed):
             return SeatClaimed(event.seat, event.name, "")
-        if isinstance(event, SeatSeedSet):
+        if isinstance(event, SeatSeedSet | SeatResigned | TurnPlayedFor):
             return event
         if isinstance(event, GameStarted) or self.decider is None:
             return event

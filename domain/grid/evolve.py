@@ -26,7 +26,7 @@ from events.schema.grid import (
     StockReshuffled,
     TurnEnded,
 )
-from events.schema.lobby import SeatSeedSet, SeedChainExtended
+from events.schema.lobby import SeatResigned, SeatSeedSet, SeedChainExtended, TurnPlayedFor
 
 
 def hand_dealt(rules: GridRules, state: GridState, event: HandDealt) -> GridState:
@@ -215,13 +215,17 @@ def game_ended(rules: GridRules, state: GridState, event: GameEnded) -> GridStat
 
 
 def seeds_only(rules: GridRules, state: GridState, event: Any) -> GridState:
-    """A seat's seed or a new seed chain: they reach play through the next `DealHand`."""
+    """A seat's seed or a new seed chain: they reach play through the next `DealHand`.
+    Also a seat resigning, or the note that the service played a turn for a seat: who
+    chooses a seat's actions is not a rule of the game."""
     return state
 
 
 EVOLVERS: dict[type, Callable[[GridRules, GridState, Any], GridState]] = {
     SeatSeedSet: seeds_only,
     SeedChainExtended: seeds_only,
+    SeatResigned: seeds_only,
+    TurnPlayedFor: seeds_only,
     GameStarted: game_started,
     HandDealt: hand_dealt,
     SetupCardTurned: setup_card_turned,

@@ -31,7 +31,7 @@ class GridGame:
     """The `Decider` of a grid game whose differences are all in `rules`."""
 
     action_type: Any = GridAction
-    options: tuple[str, ...] = ("turn_limit", "hands")
+    options: tuple[str, ...] = ("turn_limit", "hands", "turn_seconds")
 
     def __init__(self, rules: GridRules) -> None:
         self.rules = check(rules)

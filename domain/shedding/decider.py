@@ -25,7 +25,7 @@ class TensShedding:
     min_players = MIN_PLAYERS
     max_players = MAX_PLAYERS
     action_type: Any = SheddingAction
-    options: tuple[str, ...] = ("turn_limit", "grab_min", "grab_max")
+    options: tuple[str, ...] = ("turn_limit", "grab_min", "grab_max", "turn_seconds")
 
     def initial_state(self, players: int, options: GameOptions) -> SheddingState:
         rules = rules_for(players, options)

@@ -1,6 +1,6 @@
 """Every stored event type and every action, by family. Pure: no I/O."""
 
-from events.schema import common, grid, lobby, shedding
+from events.schema import common, grid, lobby, shedding, tournament
 
 EVENT_TYPES: tuple[type, ...] = (
     *lobby.EVENTS,
@@ -10,6 +10,7 @@ EVENT_TYPES: tuple[type, ...] = (
     common.GameEnded,
     *grid.EVENTS,
     *shedding.EVENTS,
+    *tournament.EVENTS,
 )
 
-__all__ = ["EVENT_TYPES", "common", "grid", "lobby", "shedding"]
+__all__ = ["EVENT_TYPES", "common", "grid", "lobby", "shedding", "tournament"]

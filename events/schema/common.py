@@ -35,6 +35,10 @@ class GameOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_
     grab_min: Annotated[int, msgspec.Meta(ge=1, le=40)] | None = None
     grab_max: Annotated[int, msgspec.Meta(ge=1, le=40)] | None = None
     """Tens-shedding: the simulated grab is uniform in [grab_min, grab_max] (16..22)."""
+    turn_seconds: Annotated[int, msgspec.Meta(ge=5, le=86_400)] | None = None
+    """The turn clock: seconds a seat has to act once it is its turn (in setup, from the
+    deal). When they run out, the service plays for the seat with the greedy bot on the
+    seat's own view, recorded as `turn.played_for` (domain/clock.py). None: no clock."""
 
 
 # ---- events -------------------------------------------------------------------------------

@@ -23,6 +23,16 @@ class GameCreated(msgspec.Struct, frozen=True, tag="game.created"):
     seed_secret: str = ""
     """x_L (hex), from which every server seed of the chain follows: secret until the game
     is over (`GameRecord.redact` blanks it for every viewer before)."""
+    tournament: str = ""
+    """The tournament whose table this game is (its id), empty for a casual game."""
+    round: int = 0
+    """The tournament round (1-based), 0 for a casual game."""
+    table: int = 0
+    """The table in the round (1-based), 0 for a casual game."""
+    peers: tuple[str, ...] = ()
+    """Duplicate deals: the ids of every game of the round (this one included, in table
+    order) dealt from the same seed chain and seat seeds, hence the same cards. Empty when
+    the game's deals are its own."""
 
 
 class SeatClaimed(msgspec.Struct, frozen=True, tag="seat.claimed"):
@@ -59,4 +69,32 @@ class SeedChainExtended(msgspec.Struct, frozen=True, tag="seed_chain.extended"):
     secret: str = ""
 
 
-EVENTS: tuple[type, ...] = (GameCreated, SeatClaimed, SeatReleased, SeatSeedSet, SeedChainExtended)
+class SeatResigned(msgspec.Struct, frozen=True, tag="seat.resigned"):
+    """A seat left a game in play: its holder resigned (`resigned`), or its player withdrew
+    from the tournament the game belongs to (`withdrawn`). From then on the service plays
+    the seat's turns with the greedy bot, so the table finishes; the seat's token still
+    reads its view but acts no more. What the seat scores: docs/TOURNAMENTS.md."""
+
+    seat: int
+    reason: str
+
+
+class TurnPlayedFor(msgspec.Struct, frozen=True, tag="turn.played_for"):
+    """The service played a seat's turn for it with the greedy bot on the seat's own view:
+    its turn clock ran out (`timeout`) or the seat has resigned (`resigned`, `withdrawn`).
+    The events of the action follow it in the same append, whose metadata records the
+    action as for any seat's action; the domain folds nothing for this event."""
+
+    seat: int
+    reason: str
+
+
+EVENTS: tuple[type, ...] = (
+    GameCreated,
+    SeatClaimed,
+    SeatReleased,
+    SeatSeedSet,
+    SeedChainExtended,
+    SeatResigned,
+    TurnPlayedFor,
+)

@@ -124,7 +124,12 @@ def test_every_printable_seed_of_1_to_128_characters_is_valid_and_nothing_else()
     assert not valid_seat_seed("zero\u200bwidth")
 
 
-SEAT_SEED = st.text(min_size=1, max_size=128).filter(str.isprintable)
+SEAT_SEED = st.text(
+    st.characters(categories=("L", "M", "N", "P", "S", "Zs")), min_size=1, max_size=128
+).filter(str.isprintable)
+"""Printable seeds, drawn from printable categories so that the filter rarely rejects one
+(drawn from all of Unicode, most long texts hold a control character: Hypothesis's
+health check then fails the test now and then)."""
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,0 +1,1 @@
+"""Tournaments: the pure parts (standings, seating), folded from a tournament's events."""
