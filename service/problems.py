@@ -33,7 +33,16 @@ _CONFLICTS = {
     "wrong_phase",
     "setup_incomplete",
     "already_done",
+    "name_taken",
+    "registration_closed",
+    "player_withdrawn",
+    "round_in_play",
+    "tournament_over",
+    "not_enough_players",
+    "no_round_in_play",
 }
+# Rule violations about a name that does not exist: 404.
+_MISSING = {"unknown_player"}
 
 # Codes the service adds to the domain's (domain/errors.py); documented in docs/API.md.
 SERVICE_CODES: dict[str, str] = {
@@ -141,7 +150,7 @@ def _api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Probl
 
 
 def _rule_violation(request: Request[Any, Any, Any], exc: RuleViolation) -> Response[Problem]:
-    status = 409 if exc.code in _CONFLICTS else 422
+    status = 409 if exc.code in _CONFLICTS else 404 if exc.code in _MISSING else 422
     return problem_response(request, status, exc.code, exc.message)
 
 
