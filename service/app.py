@@ -28,6 +28,7 @@ from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
 from service.api.readmodels import PlayerController, ReadModelController
 from service.api.stream import StreamController, document
+from service.api.tournaments import TournamentController
 from service.api.variants import VariantController
 from service.games import GameService
 from service.logging import configure_logging, log
@@ -36,7 +37,9 @@ from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
 from service.projections import ProjectionService
 from service.receipts import ReceiptKey, load_or_create, parse_key_text
+from service.rounds import RoundKeeper
 from service.settings import Settings
+from service.tournaments import TournamentService
 from service.watch import Watcher
 
 DESCRIPTION = """\
@@ -65,6 +68,7 @@ def openapi_config() -> OpenAPIConfig:
             Tag(name="variants", description="The rules and a layout scorer"),
             Tag(name="operations", description="Health, readiness, metrics"),
             Tag(name="audit", description="Replay of finished hands, the audit, the export"),
+            Tag(name="tournaments", description="Organise a tournament: players, rounds"),
         ],
         components=Components(
             security_schemes={
@@ -153,6 +157,16 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         )
         watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
         watcher.start()
+        tournaments = TournamentService(
+            opened,
+            holder["games"],  # type: ignore[arg-type]
+            metrics,
+            settings.command_retries,
+            admin_key=settings.admin_key,
+        )
+        holder["tournaments"] = tournaments
+        keeper = RoundKeeper(opened, tournaments)
+        keeper.start()
         projections = ProjectionService(settings, opened)
         holder["projections"] = projections
         await projections.start()
@@ -161,6 +175,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             yield
         finally:
             await watcher.stop()
+            await keeper.stop()
             await projections.stop()
             if store is None:
                 await opened.close()
@@ -180,10 +195,12 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             StreamController,
             ReadModelController,
             PlayerController,
+            TournamentController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
+            "tournaments": Provide(lambda: holder["tournaments"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
             "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
             "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),

@@ -78,6 +78,12 @@ SERVICE_CODES: dict[str, str] = {
     "game_in_play": "the game is not over; only a finished game is exported",
     "not_your_seat": "the token holds another seat than the one named",
     "too_many_seeds": "the seat has set its seed as often as it may before the next deal",
+    "seat_resigned": "the seat has resigned (or its player withdrew): the service plays it",
+    "duplicate_deals": "a duplicate round's seat seeds are the tournament's: no seat sets its own",
+    "tournament_not_found": "no tournament has that id",
+    "not_organiser": "only the tournament's organiser may do this",
+    "not_admin": "creating a tournament needs the admin key",
+    "not_this_player": "the token is another player's",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

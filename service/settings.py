@@ -93,6 +93,10 @@ class Settings(msgspec.Struct, frozen=True):
     relay a live table to a player; seats are never delayed, and a finished game is shown
     whole."""
 
+    admin_key: str | None = None
+    """FAIRWAY_ADMIN_KEY: when set, creating a tournament needs it (`Authorization: Bearer
+    <key>`); unset, anyone may create one."""
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read every variable once; raises `SettingsError` for the first unusable one."""
@@ -138,6 +142,7 @@ class Settings(msgspec.Struct, frozen=True):
             spectator_delay=read(
                 "FAIRWAY_SPECTATOR_DELAY", default.spectator_delay, integer(0, 10_000)
             ),
+            admin_key=read.text("FAIRWAY_ADMIN_KEY"),
         )
 
 
