@@ -98,6 +98,27 @@ IfNoneMatch = Annotated[
 ]
 
 
+CREATE_TOURNAMENT = docs.examples(
+    "The tournament's game, table size, rounds, seating and whether deals are duplicated.",
+    duplicate_golf={
+        "name": "Club night",
+        "variant": "golf",
+        "table_size": 4,
+        "rounds": 3,
+        "seating": "swiss",
+        "duplicate": True,
+    },
+    basketball_rotation={
+        "name": "Hoops",
+        "variant": "basketball",
+        "table_size": 3,
+        "rounds": 4,
+        "seating": "rotation",
+    },
+)
+REGISTER_PLAYER = docs.examples("The player's name, unique in the tournament.", ada={"name": "Ada"})
+
+
 def round_info(played: Round) -> t.RoundInfo:
     started, closed = played.started, played.closed
     return t.RoundInfo(
@@ -168,7 +189,7 @@ class TournamentController(Controller):
     )
     async def create(
         self,
-        data: t.CreateTournament,
+        data: Annotated[t.CreateTournament, CREATE_TOURNAMENT],
         request: Request[Any, Any, Any],
         tournaments: NamedDependency[TournamentService],
         idempotency_key: LobbyKey = None,
@@ -222,7 +243,7 @@ class TournamentController(Controller):
     async def register(
         self,
         tournament_id: TournamentId,
-        data: t.RegisterPlayer,
+        data: Annotated[t.RegisterPlayer, REGISTER_PLAYER],
         request: Request[Any, Any, Any],
         tournaments: NamedDependency[TournamentService],
         idempotency_key: LobbyKey = None,
@@ -275,7 +296,7 @@ class TournamentController(Controller):
         self,
         tournament_id: TournamentId,
         name: PlayerName,
-        data: t.SetPlayerSeed,
+        data: Annotated[t.SetPlayerSeed, docs.SET_SEED],
         request: Request[Any, Any, Any],
         tournaments: NamedDependency[TournamentService],
     ) -> Response[t.PlayerSeedRecorded]:
