@@ -129,18 +129,19 @@ def test_a_whole_duplicate_tournament_over_http(
         response = event.start()
         assert response.status_code == 201, response.text
         round_ = response.json()
-        assert round_["round"] == number and round_["byes"] == []
+        assert (round_["round"], round_["byes"]) == (number, [])
         tables = round_["tables"]
         assert sorted(p for t in tables for p in t["players"]) == sorted(event.tokens)
         seeds = set()
         for table in tables:
             game = http.get(f"/games/{table['game_id']}").json()
             assert [s["name"] for s in game["seats"]] == table["players"]
-            assert game["started"] and game["status"]["phase"] in ("setup", "playing")
+            assert game["started"]
+            assert game["status"]["phase"] in ("setup", "playing")
             # The player's own tournament token reads their seat in this game.
             token = event.tokens[table["players"][1]]
             me = http.get(f"/games/{table['game_id']}/me", headers=event.auth(token))
-            assert me.status_code == 200 and me.json()["seat"] == 1
+            assert (me.status_code, me.json()["seat"]) == (200, 1)
             dealt = [
                 msgspec.json.decode(data)
                 for _, _, kind, data in rows(f"game:{table['game_id']}")
@@ -180,7 +181,7 @@ def test_nothing_shows_a_token_hash_and_the_seed_secret_waits_for_the_end(
             assert token not in text
     paged = http.get(f"/tournaments/{event.id}/events", params={"after": 1, "limit": 2}).json()
     assert [e["version"] for e in paged["events"]] == [2, 3]
-    assert paged["has_more"] and paged["next_after"] == 3
+    assert (paged["has_more"], paged["next_after"]) == (True, 3)
 
 
 def test_refusals_are_problems_and_store_nothing(
@@ -244,7 +245,7 @@ def test_bad_tournaments_are_refused(http: httpx.Client) -> None:
 def test_too_few_players_start_no_round(http: httpx.Client) -> None:
     event = open_event(http, 3)
     response = event.start()
-    assert response.status_code == 409 and response.json()["code"] == "not_enough_players"
+    assert (response.status_code, response.json()["code"]) == (409, "not_enough_players")
     assert event.get()["played"] == []
 
 
@@ -252,9 +253,10 @@ def test_an_odd_player_out_takes_a_bye(http: httpx.Client) -> None:
     event = open_event(http, 6, table_size=3, rounds=1)
     assert event.withdraw("Player 05", event.tokens["Player 05"]).status_code == 200
     round_ = event.start().json()
-    assert len(round_["tables"]) == 1 and len(round_["byes"]) == 2
+    assert (len(round_["tables"]), len(round_["byes"])) == (1, 2)
     seated = {p for t in round_["tables"] for p in t["players"]} | set(round_["byes"])
-    assert "Player 05" not in seated and len(seated) == 5
+    assert "Player 05" not in seated
+    assert len(seated) == 5
 
 
 def test_a_withdrawal_resigns_the_players_seat_in_their_game(
@@ -276,7 +278,7 @@ def test_a_withdrawal_resigns_the_players_seat_in_their_game(
         json={"type": "setup-flip", "row": 0, "col": 0},
         headers=event.auth(event.tokens[leaving]),
     )
-    assert acted.status_code == 409 and acted.json()["code"] == "seat_resigned"
+    assert (acted.status_code, acted.json()["code"]) == (409, "seat_resigned")
 
 
 def test_a_player_sets_their_seed_and_it_counts_in_the_next_duplicate_round(
@@ -294,7 +296,7 @@ def test_a_player_sets_their_seed_and_it_counts_in_the_next_duplicate_round(
         json={"seed": "x"},
         headers=event.auth(event.tokens[round_["tables"][0]["players"][0]]),
     )
-    assert own.status_code == 409 and own.json()["code"] == "duplicate_deals"
+    assert (own.status_code, own.json()["code"]) == (409, "duplicate_deals")
     feed = http.get(f"/tournaments/{event.id}/events").json()["events"]
     started = feed[-1]["event"]
     assert [name, "four dice: 3 1 6 6"] in started["seat_seeds_from"]
@@ -334,7 +336,7 @@ def test_a_retried_create_and_register_with_their_keys_answer_alike(http: httpx.
     two = http.post(url, json={"name": "Ann"}, headers=auth | key).json()
     assert one == two
     other = http.post(url, json={"name": "Bob"}, headers=auth | key)
-    assert other.status_code == 422 and other.json()["code"] == "idempotency_key_reused"
+    assert (other.status_code, other.json()["code"]) == (422, "idempotency_key_reused")
 
 
 @pytest.fixture(scope="module")
@@ -352,9 +354,9 @@ def test_with_an_admin_key_only_its_holder_creates_a_tournament(guarded: str) ->
     body = {"name": "Guarded", "variant": "golf", "table_size": 2, "rounds": 1}
     with httpx.Client(base_url=guarded, timeout=20) as client:
         missing = client.post("/tournaments", json=body)
-        assert missing.status_code == 401 and missing.json()["code"] == "token_required"
+        assert (missing.status_code, missing.json()["code"]) == (401, "token_required")
         wrong = client.post("/tournaments", json=body, headers={"Authorization": "Bearer no"})
-        assert wrong.status_code == 403 and wrong.json()["code"] == "not_admin"
+        assert (wrong.status_code, wrong.json()["code"]) == (403, "not_admin")
         right = client.post(
             "/tournaments", json=body, headers={"Authorization": "Bearer the-admin-key"}
         )

@@ -88,7 +88,7 @@ async def test_a_duplicate_swiss_tournament_plays_out_and_its_rounds_close_by_th
             outcome = await service.start_round(tid, organiser)
             started = outcome.record.state.rounds[-1].started
             assert started.round == number
-            assert len(started.tables) == 2 and len(started.byes) == 1
+            assert (len(started.tables), len(started.byes)) == (2, 1)
             seated = [p for t in started.tables for p in t.players] + list(started.byes)
             assert sorted(seated) == sorted(tokens), "each player seated once or on a bye"
             # Every table's game: created, seated with the players' names, started.
@@ -97,7 +97,8 @@ async def test_a_duplicate_swiss_tournament_plays_out_and_its_rounds_close_by_th
             for table in started.tables:
                 game = await service.games.load(table.game_id)
                 assert tuple(game.lobby.names) == table.players
-                assert game.started and game.lobby.peers == peers
+                assert game.started
+                assert game.lobby.peers == peers
                 assert game.lobby.tournament == tid
                 dealt.append(next(e for e in await stored(store, f"game:{table.game_id}")
                                   if isinstance(e, HandDealt)))  # fmt: skip
@@ -172,7 +173,8 @@ async def test_a_retried_start_with_its_key_gets_the_same_round(store: EventStor
     service, tid, organiser, _ = await opened(store, 8)
     first = await service.start_round(tid, organiser, key="start-round-1-key")
     again = await service.start_round(tid, organiser, key="start-round-1-key")
-    assert again.replayed and again.first_version == first.first_version
+    assert again.replayed
+    assert again.first_version == first.first_version
     events = await stored(store, stream_id(tid))
     assert sum(isinstance(e, RoundStarted) for e in events) == 1
 

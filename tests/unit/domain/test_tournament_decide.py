@@ -94,7 +94,7 @@ def test_a_round_closes_with_the_byes_scoring_the_round_mean_and_its_seed_reveal
 def test_closing_needs_every_table_of_the_round() -> None:
     run = Run(8)
     run.start()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="every table"):
         decide(run.state, CloseRound(()))
 
 
@@ -105,7 +105,7 @@ def test_each_table_has_its_derived_game_and_a_duplicate_round_one_seat_seed() -
     run.do(Register("p08", "h"))
     started = run.start()
     assert [t.game_id for t in started.tables] == [table_game_id("t0", 1, n) for n in (1, 2)]
-    assert len(set(t.game_id for t in started.tables)) == 2
+    assert len({t.game_id for t in started.tables}) == 2
     expected = tuple(
         (name, "my own" if name == "p01" else name)
         for name in sorted(f"p{i:02}" for i in range(9))
