@@ -25,7 +25,7 @@ View = GridView | SheddingView
 LegalAction = GridAction | SheddingOption
 """An action a seat may take now, tagged by `type`: a grid action as it is to be posted, or
 a Tens-shedding option that describes a set of actions (docs/API.md, "Legal actions")."""
-OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max"]
+OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max", "turn_seconds"]
 EventType = Literal[tuple(e.__struct_config__.tag for e in PUBLIC_EVENTS)]  # type: ignore[valid-type]
 """The `type` of every event of the feed."""
 Score = LayoutScore | RemainingScore
