@@ -48,7 +48,7 @@ class RoundKeeper:
             try:
                 # The head first: a game that ends during the sweep is in the feed after it.
                 after = await self.store.feed_head()
-                for tournament_id in await self.tournaments.open_rounds():
+                for tournament_id in await self.tournaments.tournament_ids():
                     await self._close(tournament_id)
                 await self._tail(after)
             except asyncio.CancelledError:

@@ -428,7 +428,7 @@ class TournamentService:
             if withdrawn and game.lobby.resigned_reason(seat) is None:
                 await self.resign_withdrawn(state, name)
 
-    async def open_rounds(self) -> list[str]:
+    async def tournament_ids(self) -> list[str]:
         """Every tournament whose stream exists (the round keeper checks them at startup)."""
         found, after = [], ""
         while page := await self.store.list_streams(PREFIX, after=after, limit=500):

@@ -179,6 +179,10 @@ def test_nothing_shows_a_token_hash_and_the_seed_secret_waits_for_the_end(
         assert "hash" not in text
         for token in [event.organiser, *event.tokens.values()]:
             assert token not in text
+    tag = http.get(f"/tournaments/{event.id}").headers["ETag"]
+    assert tag == '"5"', "the version: created and four players registered"
+    again = http.get(f"/tournaments/{event.id}", headers={"If-None-Match": tag})
+    assert (again.status_code, again.content) == (304, b"")
     paged = http.get(f"/tournaments/{event.id}/events", params={"after": 1, "limit": 2}).json()
     assert [e["version"] for e in paged["events"]] == [2, 3]
     assert (paged["has_more"], paged["next_after"]) == (True, 3)

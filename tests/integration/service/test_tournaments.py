@@ -146,6 +146,34 @@ async def wait_closed(service: TournamentService, tid: str, number: int) -> None
     await asyncio.wait_for(closed(), WAIT)
 
 
+async def test_a_round_whose_games_ended_while_no_keeper_ran_closes_when_one_starts(
+    store: EventStore,
+) -> None:
+    service, tid, organiser, tokens = await opened(store, 4, rounds=1)
+    started = (await service.start_round(tid, organiser)).record.state.rounds[-1].started
+    await play_out(service.games, started.tables[0].game_id, tokens, seed=7)
+    assert (await service.load(tid)).state.open_round is not None, "nobody closed it yet"
+    keeper = RoundKeeper(store, TournamentService(store, GameService(store, Metrics()), Metrics()))
+    keeper.start()
+    try:
+        await wait_closed(service, tid, 1)
+    finally:
+        await keeper.stop()
+    events = await stored(store, stream_id(tid))
+    assert [type(e) for e in events[-2:]] == [RoundClosed, TournamentEnded]
+
+
+async def test_two_instances_close_a_round_once(store: EventStore) -> None:
+    service, tid, organiser, tokens = await opened(store, 4, rounds=2)
+    started = (await service.start_round(tid, organiser)).record.state.rounds[-1].started
+    await play_out(service.games, started.tables[0].game_id, tokens, seed=8)
+    other = TournamentService(store, GameService(store, Metrics()), Metrics())
+    closed = await asyncio.gather(service.close_round(tid), other.close_round(tid))
+    assert sorted(closed) == [False, True]
+    events = await stored(store, stream_id(tid))
+    assert sum(isinstance(e, RoundClosed) for e in events) == 1
+
+
 async def test_a_raced_start_creates_one_set_of_games(store: EventStore) -> None:
     service, tid, organiser, _ = await opened(store, 8, duplicate=False)
     other = TournamentService(store, GameService(store, Metrics()), Metrics())
