@@ -158,6 +158,11 @@ def test_a_whole_duplicate_tournament_over_http(
         body = event.wait_closed(number)
     assert body["phase"] == "ended"
     assert body["seed_secret"] is not None
+    for played in body["played"]:
+        for table in played["tables"]:
+            audit = http.get(f"/games/{table['game_id']}/audit")
+            assert audit.status_code == 200, audit.text
+            assert audit.json()["ok"], "a table made in one append audits like any game"
     feed = http.get(f"/tournaments/{event.id}/events").json()
     kinds = [entry["event"]["type"] for entry in feed["events"]]
     assert kinds[-3:] == ["round.started", "round.closed", "tournament.ended"]
