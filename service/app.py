@@ -29,6 +29,7 @@ from service.api.ops import OpsController
 from service.api.readmodels import PlayerController, ReadModelController
 from service.api.stream import StreamController, document
 from service.api.variants import VariantController
+from service.duplicate import DuplicateGate
 from service.games import GameService
 from service.logging import configure_logging, log
 from service.metrics import Metrics
@@ -151,6 +152,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             seed_chain_hands=settings.seed_chain_hands,
             retired_keys=settings.receipt_retired_keys,
         )
+        holder["gate"] = DuplicateGate(holder["games"])  # type: ignore[arg-type]
         watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
         watcher.start()
         projections = ProjectionService(settings, opened)
@@ -186,6 +188,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
             "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
+            "gate": Provide(lambda: holder["gate"], sync_to_thread=False),
             "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
             "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
             "projections": Provide(lambda: holder["projections"], sync_to_thread=False),

@@ -1,0 +1,112 @@
+"""Duplicate rounds built by hand, the way the tournament service builds them (written in
+parallel): the games' `game.created` appended to the store with the round's peers and the
+round chain of `domain.tournament.seeds`, seats claimed by the players' names, every seat
+seeded with the round's seat seed, the games started and played by the greedy bot through
+GameService (the real command path, on a real store)."""
+
+from __future__ import annotations
+
+import random
+import secrets
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.tournament.seeds import round_chain, round_seat_seed
+from domain.variants import bot
+from events.schema.common import GameOptions
+from events.schema.lobby import GameCreated
+from events.store import NewEvent
+from service.games import GameService, stream_id
+from service.lobby import new_token, token_hash
+
+
+@dataclass
+class Table:
+    game_id: str
+    creator: str
+    players: tuple[str, ...]
+    tokens: list[str]
+
+
+@dataclass
+class Round:
+    number: int
+    seed: bytes
+    """x_r, the round's link of the tournament's chain."""
+    hands: int
+    seat_seed: str
+    seeds_from: tuple[tuple[str, str], ...]
+    tables: list[Table]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(table.game_id for table in self.tables)
+
+
+async def open_round(
+    games: GameService,
+    *,
+    number: int,
+    seed: bytes,
+    seating: Sequence[tuple[str, ...]],
+    variant: str = "golf",
+    hands: int = 2,
+    tournament: str = "",
+    seeds_from: tuple[tuple[str, str], ...] | None = None,
+) -> Round:
+    """Create, seat, seed and start a duplicate round's games (one per table of `seating`)."""
+    chain = round_chain(seed, hands)
+    if seeds_from is None:
+        seeds_from = tuple(sorted((name, name) for names in seating for name in names))
+    seat_seed = round_seat_seed(number, seeds_from)
+    ids = tuple(secrets.token_hex(8) for _ in seating)
+    tables = []
+    for table, (game_id, names) in enumerate(zip(ids, seating, strict=True), 1):
+        creator = new_token()
+        created = GameCreated(
+            variant,
+            len(names),
+            GameOptions(hands=hands),
+            token_hash(creator),
+            f"round {number} table {table}",
+            seed_anchor=chain.anchor,
+            seed_hands=chain.hands,
+            seed_secret=chain.secret,
+            tournament=tournament,
+            round=number,
+            table=table,
+            peers=ids,
+        )
+        await games.store.append(stream_id(game_id), 0, [NewEvent(uuid.uuid4(), created)])
+        tokens = []
+        for seat, name in enumerate(names):
+            _, _, token = await games.claim(game_id, seat, name)
+            tokens.append(token)
+            await games.set_seed(game_id, token, seat, seat_seed)
+        await games.start(game_id, creator)
+        tables.append(Table(game_id, creator, tuple(names), tokens))
+    return Round(number, seed, hands, seat_seed, seeds_from, tables)
+
+
+async def play(
+    games: GameService, table: Table, *, hands: int | None = None, actions: int | None = None
+) -> None:
+    """Play `table` with the greedy bot at every seat until it is over, or has finished
+    `hands` hands, or `actions` actions were taken."""
+    rng = random.Random(table.game_id)
+    taken = 0
+    while actions is None or taken < actions:
+        record = await games.load(table.game_id)
+        decider, state = record.decider, record.state
+        assert decider is not None
+        status = decider.status(state)
+        if status.phase == "game_over":
+            return
+        if hands is not None and max(record.hand_ended_at, default=0) >= hands:
+            return
+        seat = status.to_act[rng.randrange(len(status.to_act))]
+        player = bot("greedy", decider.name)
+        choice = player.choose(decider.view(state, seat), decider.legal_actions(state, seat), rng)
+        await games.act(table.game_id, table.tokens[seat], decider.pick(choice, rng))
+        taken += 1
