@@ -101,6 +101,18 @@ class DuplicateGate:
                 "are to come at another table; it is shown whole once every table has ended",
             )
 
+    async def sealed_now(self, game_id: str) -> tuple[GameRecord, int] | None:
+        """The game's record and the last version its round lets a reader not seated in it
+        see, or None when nothing is sealed; for read paths that do not start from the
+        record (the read models). A game's peers never change: a cached record tells them."""
+        slot = self.games.cache.get(game_id)
+        record = slot.record if slot is not None else await self.games.load(game_id)
+        if not peers_of(record):
+            return None
+        record = await self.games.load(game_id)
+        sealed = await self.sealed(record)
+        return None if sealed is None else (record, sealed)
+
     async def require_hand(self, game_id: str, hand: int) -> None:
         """Refuse (409 `round_in_play`) hand `hand`'s every card while a table of the round
         still has it to play. A game's peers never change: a cached record tells them."""

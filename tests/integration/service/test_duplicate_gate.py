@@ -37,11 +37,11 @@ async def store(
 
 
 async def refused(call: object) -> str:
+    """The problem code (with its status) a gate call refuses with, or "served"."""
     try:
         await call  # type: ignore[misc]
     except ApiError as error:
-        assert error.status == 409
-        return error.code
+        return f"{error.status} {error.code}"
     return "served"
 
 
@@ -62,15 +62,15 @@ async def test_a_tables_hands_open_as_the_slowest_table_finishes_them(store: Eve
     assert await gate.sealed(record) == first_deal - 1
     assert await gate.visible(record, None, 0) == first_deal - 1
     assert await gate.visible(record, 0, 0) == record.version  # a's own seat sees it all
-    assert await refused(gate.require_open(a.game_id, played.ids)) == "round_in_play"
-    assert await refused(gate.require_hand(a.game_id, 1)) == "round_in_play"
+    assert await refused(gate.require_open(a.game_id, played.ids)) == "409 round_in_play"
+    assert await refused(gate.require_hand(a.game_id, 1)) == "409 round_in_play"
 
     # b finishes hand 1 (c has): hand 1 is everyone's, hand 2 is not
     await play(games, b, hands=1)
     assert await gate.public_hands(a.game_id, played.ids) == 1
     assert await gate.sealed(record) == record.hand_ended_at[1]
     assert await refused(gate.require_hand(a.game_id, 1)) == "served"
-    assert await refused(gate.require_hand(a.game_id, 2)) == "round_in_play"
+    assert await refused(gate.require_hand(a.game_id, 2)) == "409 round_in_play"
 
     # c, still in play, is never held back by tables that are over or ahead of it
     c_record = await games.load(c.game_id)
@@ -80,7 +80,7 @@ async def test_a_tables_hands_open_as_the_slowest_table_finishes_them(store: Eve
 
     # a game over with a table still in play: never its chain secret (game.ended unseen)
     assert await gate.sealed(record) == record.hand_ended_at[1] < record.ended_at
-    assert await refused(gate.require_open(a.game_id, played.ids)) == "round_in_play"
+    assert await refused(gate.require_open(a.game_id, played.ids)) == "409 round_in_play"
 
     await play(games, c)
     assert await gate.sealed(record) is None
