@@ -1,8 +1,9 @@
 """Duplicate rounds built by hand, the way the tournament service builds them (written in
 parallel): the games' `game.created` appended to the store with the round's peers and the
-round chain of `domain.tournament.seeds`, seats claimed by the players' names, every seat
-seeded with the round's seat seed, the games started and played by the greedy bot through
-GameService (the real command path, on a real store)."""
+round chain of `domain.tournament.seeds`, its seats claimed by the players' names and seeded
+with the round's seat seed in the same append (as `GameService.open_table` does), then the
+games started and played by the greedy bot through GameService (the real command path, on
+a real store)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from domain.tournament.seeds import round_chain, round_seat_seed
 from domain.variants import bot
 from events.schema.common import GameOptions
-from events.schema.lobby import GameCreated
+from events.schema.lobby import GameCreated, SeatClaimed, SeatSeedSet
 from events.store import NewEvent
 from service.games import GameService, stream_id
 from service.lobby import new_token, token_hash
@@ -78,12 +79,14 @@ async def open_round(
             table=table,
             peers=ids,
         )
-        await games.store.append(stream_id(game_id), 0, [NewEvent(uuid.uuid4(), created)])
-        tokens = []
-        for seat, name in enumerate(names):
-            _, _, token = await games.claim(game_id, seat, name)
-            tokens.append(token)
-            await games.set_seed(game_id, token, seat, seat_seed)
+        tokens = [new_token() for _ in names]
+        events = [created]
+        events += [
+            SeatClaimed(seat, name, token_hash(tokens[seat])) for seat, name in enumerate(names)
+        ]
+        events += [SeatSeedSet(seat, seat_seed) for seat in range(len(names))]
+        new = [NewEvent(uuid.uuid4(), event) for event in events]
+        await games.store.append(stream_id(game_id), 0, new)
         await games.start(game_id, creator)
         tables.append(Table(game_id, creator, tuple(names), tokens))
     return Round(number, seed, hands, seat_seed, seeds_from, tables)
