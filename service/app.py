@@ -19,7 +19,7 @@ from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
-from service.api.audit import AuditController
+from service.api.audit import AuditController, TournamentAuditController
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.fairness import ReceiptKeyController, SeatSeedController
@@ -172,6 +172,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         route_handlers=[
             GameController,
             AuditController,
+            TournamentAuditController,
             VariantController,
             OpsController,
             docs,

@@ -69,6 +69,8 @@ SERVICE_CODES: dict[str, str] = {
     "game_in_play": "the game is not over; only a finished game is exported",
     "not_your_seat": "the token holds another seat than the one named",
     "too_many_seeds": "the seat has set its seed as often as it may before the next deal",
+    "tournament_not_found": "no tournament has that id",
+    "tournament_in_play": "the tournament has not ended; it is audited once it has",
     "round_in_play": "a table of the game's duplicate round is still in play: its deals are "
     "to come there, so they are shown once every table has ended",
 }

@@ -16,6 +16,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Body, Parameter
 
+from events.schema.tournament import TournamentEnded
 from events.stored import StoredRow
 from projections.base import ProjectionReader
 from service.api import docs
@@ -25,6 +26,12 @@ from service.audit import AuditReport, audit_game
 from service.audit.chain import check_chain
 from service.audit.export import ExportRefused, export_game, ndjson_lines
 from service.audit.receipts import check_receipts
+from service.audit.tournament import (
+    PREFIX,
+    TournamentAuditReport,
+    audit_tournament,
+    read_games,
+)
 from service.duplicate import peers_in
 from service.games import GameService, stream_id
 from service.problems import PROBLEM_JSON, ApiError, Problem
@@ -93,6 +100,13 @@ class Reports:
 
 
 REPORTS = Reports()
+TOURNAMENT_AUDIT = docs.problems(400, 429, 503) | {
+    404: _problem("No such tournament (`tournament_not_found`)"),
+    409: _problem("The tournament has not ended (`tournament_in_play`)"),
+}
+TournamentId = Annotated[
+    str, Parameter(pattern=r"^[0-9a-f]{16}(?![\s\S])", description="The tournament's id")
+]
 
 
 async def _rows(games: GameService, game_id: str) -> list[StoredRow]:
@@ -217,3 +231,36 @@ class AuditController(Controller):
             body = b"".join(ndjson_lines(document))
             return Response(body, media_type=NDJSON)  # type: ignore[arg-type]
         return Response(document)
+
+
+class TournamentAuditController(Controller):
+    path = "/tournaments"
+    tags = ["audit"]
+
+    @get(
+        "/{tournament_id:str}/audit",
+        operation_id="auditTournament",
+        summary="Whether a tournament's seeds, seating and duplicate deals hold, check by check",
+        responses=TOURNAMENT_AUDIT,
+    )
+    async def audit(
+        self, tournament_id: TournamentId, games: NamedDependency[GameService]
+    ) -> TournamentAuditReport:
+        """Once the tournament has ended: each revealed round seed hashes to the anchor of
+        `tournament.created`; round 1 is seated by the shuffle of its seating seed; with
+        duplicate deals, every table of a round deals from the round's chain and seat seed,
+        the same deck hand by hand; and every game passes the game audit. Each failure
+        names its round, table and game (docs/TOURNAMENTS.md)."""
+        rows = await games.store.read_stored(PREFIX + tournament_id)
+        if not rows:
+            raise ApiError(
+                404, "tournament_not_found", f"no tournament has the id {tournament_id!r}"
+            )
+        if not any(row.type == TournamentEnded.__struct_config__.tag for row in rows):
+            raise ApiError(
+                409,
+                "tournament_in_play",
+                f"tournament {tournament_id} has not ended: its seeds are revealed as it ends",
+            )
+        tables = await read_games(games.store, rows)
+        return await asyncio.to_thread(audit_tournament, tournament_id, rows, tables, public=True)

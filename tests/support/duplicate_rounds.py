@@ -12,11 +12,24 @@ import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from domain.tournament.seeds import round_chain, round_seat_seed
+from domain.seed_chain import new_chain
+from domain.shuffle import Stream
+from domain.tournament.seeds import round_chain, round_seat_seed, seating_seed
 from domain.variants import bot
 from events.schema.common import GameOptions
 from events.schema.lobby import GameCreated, SeatClaimed, SeatSeedSet
+from events.schema.tournament import (
+    PlayerRegistered,
+    PlayerSeedSet,
+    RoundClosed,
+    RoundStarted,
+    TableResult,
+    TableSeats,
+    TournamentCreated,
+    TournamentEnded,
+)
 from events.store import NewEvent
 from service.games import GameService, stream_id
 from service.lobby import new_token, token_hash
@@ -113,3 +126,90 @@ async def play(
         choice = player.choose(decider.view(state, seat), decider.legal_actions(state, seat), rng)
         await games.act(table.game_id, table.tokens[seat], decider.pick(choice, rng))
         taken += 1
+
+
+@dataclass
+class Tournament:
+    tournament_id: str
+    players: tuple[str, ...]
+    rounds: list[Round]
+
+
+async def run_tournament(
+    games: GameService,
+    *,
+    players: Sequence[str] = ("ann", "bob", "cat", "dan", "eve"),
+    table_size: int = 2,
+    rounds: int = 2,
+    hands: int = 2,
+    seeds: dict[str, str] | None = None,
+) -> Tournament:
+    """An honest duplicate tournament, start to end, in its own stream as the tournament
+    service writes it: created (the anchor of its chain over rounds), players registered and
+    seeding, then each round's games made, `round.started`, the games played out by the bot,
+    `round.closed` revealing x_r; `tournament.ended`. Round 1 is seated by the shuffle;
+    later rounds by the reversed shuffle (what seats them is not audited)."""
+    seeds = seeds if seeds is not None else {"bob": "bob's luck"}
+    tournament_id = secrets.token_hex(8)
+    stream = f"tournament:{tournament_id}"
+    chain = new_chain(secrets.token_bytes(32), 1, rounds)
+    created = TournamentCreated(
+        "duplicate cup",
+        "golf",
+        GameOptions(hands=hands),
+        table_size,
+        rounds,
+        "rotation",
+        True,
+        token_hash(new_token()),
+        chain.anchor,
+        chain.secret,
+    )
+    events: list[Any] = [created]
+    events += [PlayerRegistered(name, token_hash(new_token())) for name in players]
+    events += [PlayerSeedSet(name, seed) for name, seed in seeds.items()]
+    version = await _append(games, stream, 0, events)
+    seeds_from = tuple(sorted((name, seeds.get(name, name)) for name in players))
+    played_rounds = []
+    for number in range(1, rounds + 1):
+        seed = chain.server_seed(number)
+        order, _ = Stream(seating_seed(seed, 1)).shuffled(sorted(players))
+        order = order if number == 1 else tuple(reversed(order))
+        seated = len(order) - len(order) % table_size
+        seating = [order[i : i + table_size] for i in range(0, seated, table_size)]
+        byes = tuple(sorted(order[seated:]))
+        played = await open_round(
+            games,
+            number=number,
+            seed=seed,
+            seating=seating,
+            hands=hands,
+            tournament=tournament_id,
+            seeds_from=seeds_from,
+        )
+        tables = tuple(TableSeats(i, t.game_id, t.players) for i, t in enumerate(played.tables, 1))
+        started = RoundStarted(number, tables, byes, played.seat_seed, seeds_from)
+        version = await _append(games, stream, version, [started])
+        results = []
+        for i, table in enumerate(played.tables, 1):
+            await play(games, table)
+            record = await games.load(table.game_id)
+            status = record.status()
+            assert status is not None
+            results.append(
+                TableResult(
+                    i, table.game_id, table.players, status.totals, status.hand, status.winners
+                )
+            )
+        closed = RoundClosed(number, tuple(results), byes, 0, seed.hex())
+        version = await _append(games, stream, version, [closed])
+        played_rounds.append(played)
+    await _append(games, stream, version, [TournamentEnded(rounds)])
+    return Tournament(tournament_id, tuple(players), played_rounds)
+
+
+async def _append(games: GameService, stream: str, version: int, events: list[Any]) -> int:
+    result = await games.store.append(
+        stream, version, [NewEvent(uuid.uuid4(), event) for event in events]
+    )
+    return result.last_version
