@@ -143,6 +143,7 @@ async def run_tournament(
     rounds: int = 2,
     hands: int = 2,
     seeds: dict[str, str] | None = None,
+    end: bool = True,
 ) -> Tournament:
     """An honest duplicate tournament, start to end, in its own stream as the tournament
     service writes it: created (the anchor of its chain over rounds), players registered and
@@ -204,7 +205,8 @@ async def run_tournament(
         closed = RoundClosed(number, tuple(results), byes, 0, seed.hex())
         version = await _append(games, stream, version, [closed])
         played_rounds.append(played)
-    await _append(games, stream, version, [TournamentEnded(rounds)])
+    if end:
+        await _append(games, stream, version, [TournamentEnded(rounds)])
     return Tournament(tournament_id, tuple(players), played_rounds)
 
 
