@@ -30,6 +30,7 @@ import time
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Literal, TypeVar
 
 from domain.decider import Viewer
 from events.codec import default_codec
@@ -43,6 +44,7 @@ from service.spectators import visible_version
 REFRESH = 0.25
 """Seconds a peer's cached record is trusted before it is caught up with the store (other
 instances' appends); the gate's worst staleness across instances."""
+T = TypeVar("T")
 CODEC = default_codec()
 REMEMBERED = 100_000
 """Games remembered as over (16-character ids: a few MB at most)."""
@@ -64,7 +66,11 @@ class DuplicateGate:
         others = [peer for peer in peers if peer != game_id and peer not in self._over]
         if not others:
             return None
-        progress = await asyncio.gather(*(self._progress(peer) for peer in others))
+        now = time.monotonic()
+        known = [self._cached(peer, now) for peer in others]  # no await: the common case
+        stale = [peer for peer, hands in zip(others, known, strict=True) if hands is False]
+        loaded = await asyncio.gather(*(self._progress(peer, now) for peer in stale))
+        progress = [hands for hands in known if hands is not False] + loaded
         live = [hands for hands in progress if hands is not None]
         return min(live) if live else None
 
@@ -129,29 +135,35 @@ class DuplicateGate:
 
     # ---- peers' progress -------------------------------------------------------------
 
-    async def _progress(self, game_id: str) -> int | None:
-        """How many hands the peer has finished, None once it is over. A peer not created
-        yet (a round's games are created one by one) has finished none."""
+    def _cached(self, game_id: str, now: float) -> int | Literal[False] | None:
+        """The peer's progress from a record read within `refresh` seconds, else False."""
         slot = self.games.cache.get(game_id)
-        now = time.monotonic()
-        if slot is not None and now - self._read_at.get(game_id, -self.refresh) < self.refresh:
-            record = slot.record
-        else:
-            try:
-                record = await self.games.load(game_id)
-            except ApiError as error:
-                if error.status == 404:
-                    return 0
-                raise
-            self._remember(self._read_at, game_id, now)
+        if slot is None or now - self._read_at.get(game_id, -self.refresh) >= self.refresh:
+            return False
+        return self._hands(slot.record)
+
+    async def _progress(self, game_id: str, now: float) -> int | None:
+        """The peer's progress caught up with the store. A peer not created yet (a round's
+        games are created one by one) has finished no hand."""
+        try:
+            record = await self.games.load(game_id)
+        except ApiError as error:
+            if error.status == 404:
+                return 0
+            raise
+        self._remember(self._read_at, game_id, now)
+        return self._hands(record)
+
+    def _hands(self, record: GameRecord) -> int | None:
+        """How many hands the peer has finished, None once it is over (and remembered)."""
         if record.finished:
-            self._remember(self._over, game_id, None)
-            self._read_at.pop(game_id, None)
+            self._remember(self._over, record.game_id, None)
+            self._read_at.pop(record.game_id, None)
             return None
         return max(record.hand_ended_at, default=0)
 
     @staticmethod
-    def _remember(memo: OrderedDict[str, object], key: str, value: object) -> None:
+    def _remember(memo: OrderedDict[str, T], key: str, value: T) -> None:
         memo[key] = value
         memo.move_to_end(key)
         if len(memo) > REMEMBERED:
