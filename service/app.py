@@ -19,7 +19,7 @@ from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
-from service.api.audit import AuditController
+from service.api.audit import AuditController, TournamentAuditController
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.fairness import ReceiptKeyController, SeatSeedController
@@ -30,6 +30,7 @@ from service.api.readmodels import PlayerController, ReadModelController
 from service.api.stream import StreamController, document
 from service.api.tournaments import TournamentController
 from service.api.variants import VariantController
+from service.duplicate import DuplicateGate
 from service.games import GameService
 from service.logging import configure_logging, log
 from service.metrics import Metrics
@@ -155,6 +156,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             seed_chain_hands=settings.seed_chain_hands,
             retired_keys=settings.receipt_retired_keys,
         )
+        holder["gate"] = DuplicateGate(holder["games"])  # type: ignore[arg-type]
         watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
         watcher.start()
         tournaments = TournamentService(
@@ -185,6 +187,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         route_handlers=[
             GameController,
             AuditController,
+            TournamentAuditController,
             VariantController,
             OpsController,
             docs,
@@ -203,6 +206,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             "tournaments": Provide(lambda: holder["tournaments"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
             "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
+            "gate": Provide(lambda: holder["gate"], sync_to_thread=False),
             "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
             "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
             "projections": Provide(lambda: holder["projections"], sync_to_thread=False),

@@ -84,6 +84,9 @@ SERVICE_CODES: dict[str, str] = {
     "not_organiser": "only the tournament's organiser may do this",
     "not_admin": "creating a tournament needs the admin key",
     "not_this_player": "the token is another player's",
+    "tournament_in_play": "the tournament has not ended; it is audited once it has",
+    "deals_to_come": "a table of the game's duplicate round is still in play: its deals are "
+    "to come there, so they are shown once every table has ended",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

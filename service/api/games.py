@@ -18,10 +18,11 @@ from service.api import docs, listing
 from service.api import schemas as s
 from service.api.chain import disclose, links
 from service.api.contract import to_public
+from service.duplicate import DuplicateGate
 from service.games import GameService
 from service.problems import ApiError
 from service.record import GameRecord
-from service.spectators import horizon, state_at, status_at
+from service.spectators import state_at, status_at
 
 Action = GridAction | SheddingAction
 
@@ -54,6 +55,8 @@ LobbyKey = Annotated[
 ]
 SpectatorDelay = NamedDependency[int]
 """FAIRWAY_SPECTATOR_DELAY: the seat actions spectators are held back (service/spectators.py)."""
+Gate = NamedDependency[DuplicateGate]
+"""How far a reader not seated in a duplicate-deal game may see it (service/duplicate.py)."""
 IfNoneMatch = Annotated[
     str | None,
     HeaderParameter(
@@ -198,10 +201,11 @@ class GameController(Controller):
         game_id: GameId,
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.GameSummary]:
         record = await games.load(game_id)
-        version = horizon(record, spectator_delay)
+        version = await gate.visible(record, None, spectator_delay)
         return answer(summary(record, version), version, if_none_match)
 
     @post(
@@ -279,10 +283,11 @@ class GameController(Controller):
         game_id: GameId,
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.PublicView]:
         record = await games.load(game_id)
-        version = horizon(record, spectator_delay)
+        version = await gate.visible(record, None, spectator_delay)
         decider = record.decider
         if decider is None:
             body = s.PublicView(record.game_id, version, None, None)
@@ -383,6 +388,7 @@ class GameController(Controller):
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         after: Annotated[
             int, Parameter(ge=0, le=10_000_000, description="The last version already read")
         ] = 0,
@@ -394,7 +400,7 @@ class GameController(Controller):
         token = bearer(request)
         record = await games.load(game_id)
         viewer = None if token is None else games.seat_for(record, token)
-        visible = record.version if viewer is not None else horizon(record, spectator_delay)
+        visible = await gate.visible(record, viewer, spectator_delay)
         last = min(visible, after + limit)
         more = last < visible
         entries = feed(record, viewer, after + 1, last, visible)
@@ -419,10 +425,11 @@ class GameController(Controller):
         game_id: GameId,
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.Scores]:
         record = await games.load(game_id)
-        version = horizon(record, spectator_delay)
+        version = await gate.visible(record, None, spectator_delay)
         shown = record.entries[:version]
         hands = [
             s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)

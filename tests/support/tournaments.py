@@ -42,8 +42,11 @@ def play_over_http(http: httpx.Client, game_id: str, tokens: dict[str, str], see
     names = [seat["name"] for seat in summary["seats"]]
     decider = decider_for(variant)
     greedy = bot("greedy", variant)
+    # Whose turn it is, as a seat reads it: a spectator of a duplicate round is shown no
+    # hand before every table has played it (service/duplicate.py).
+    first = {"Authorization": f"Bearer {tokens[names[0]]}"}
     while True:
-        status = http.get(f"/games/{game_id}/view").json()["status"]
+        status = http.get(f"/games/{game_id}/me", headers=first).json()["status"]
         if status["phase"] == "game_over":
             return
         seat = rng.choice(status["to_act"])
