@@ -169,7 +169,9 @@ async def test_two_instances_close_a_round_once(store: EventStore) -> None:
     await play_out(service.games, started.tables[0].game_id, tokens, seed=8)
     other = TournamentService(store, GameService(store, Metrics()), Metrics())
     closed = await asyncio.gather(service.close_round(tid), other.close_round(tid))
-    assert sorted(closed) == [False, True]
+    # At most one of them closed it: in the whole suite a third instance (the API tests'
+    # server, with its round keeper, on the same database) may have closed it first.
+    assert closed.count(True) <= 1
     events = await stored(store, stream_id(tid))
     assert sum(isinstance(e, RoundClosed) for e in events) == 1
 
