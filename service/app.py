@@ -27,6 +27,7 @@ from service.api.games import GameController
 from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
 from service.api.readmodels import PlayerController, ReadModelController
+from service.api.standings import RatingsController, StandingsController
 from service.api.stream import StreamController, document
 from service.api.variants import VariantController
 from service.games import GameService
@@ -180,6 +181,8 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             StreamController,
             ReadModelController,
             PlayerController,
+            StandingsController,
+            RatingsController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),

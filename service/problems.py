@@ -69,6 +69,10 @@ SERVICE_CODES: dict[str, str] = {
     "game_in_play": "the game is not over; only a finished game is exported",
     "not_your_seat": "the token holds another seat than the one named",
     "too_many_seeds": "the seat has set its seed as often as it may before the next deal",
+    "tournament_not_found": "no tournament has that id",
+    "round_not_found": "the tournament has no such round (not started, or past the last)",
+    "round_not_closed": "the round has not closed yet; its standings are live",
+    "rating_not_found": "no finished game has rated a player of that name",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

@@ -1,6 +1,7 @@
 """Synthetic tournament histories for the standings and ratings read models: a
-tournament's own events and its games' events (no cards: the read models read totals only),
-in an order the tournament service could append them in, with casual games between.
+tournament's own events and its games' events (real bot games, so that every read model
+folds them), in an order the tournament service could append them in, with casual games
+between.
 
 And the oracle: the standings recomputed from such a history straight from the events,
 by code that shares nothing with projections/standings.py but the standings function.
@@ -14,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain.simulate import play_game
 from domain.tournament.standings import RoundResult, Row, Seat, round_mean, standings
-from domain.variants import high_wins
-from events.schema.common import GameEnded, GameOptions, GameStarted, HandEnded
+from domain.variants import DECIDERS, bot, high_wins
+from events.schema.common import GameEnded, GameOptions, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatResigned
 from events.schema.tournament import (
     PlayerRegistered,
@@ -42,16 +44,56 @@ Entry = tuple[str, Any]
 """(stream id, event)."""
 
 
+VARIANTS: dict[str, tuple[GameOptions, tuple[int, ...]]] = {
+    "golf": (GameOptions(hands=3), (2, 3, 4)),
+    "tens": (GameOptions(hands=2), (2, 3)),
+    "basketball": (GameOptions(), (2, 3)),
+}
+"""Variants whose bot games are short, with the table sizes they seat (Basketball: high
+totals win)."""
+
+
 @dataclass
 class _Game:
+    """One table's game, played by bots with real cards beforehand, handed out a piece at a
+    time: each hand in two pieces (so a game may stand mid-hand), `game.ended` with the
+    last."""
+
     stream: str
     players: tuple[str, ...]
-    hands: int
-    totals: list[int]
-    played: int = 0
+    pieces: list[list[Any]]
+    totals: tuple[int, ...]
+    hands: int = 0
     resigned: list[int] = field(default_factory=list)
-    ended: bool = False
     winners: tuple[int, ...] = ()
+
+    @property
+    def ended(self) -> bool:
+        return not self.pieces
+
+
+def _played(rng: random.Random, variant: str, players: int) -> list[Any]:
+    """A whole game's events after its lobby, from `game.started` to `game.ended`."""
+    options, _ = VARIANTS[variant]
+    bots = [bot(rng.choice(("random", "greedy")), variant) for _ in range(players)]
+    return list(play_game(DECIDERS[variant], players, bots, rng.randbytes(32), rng, options).events)
+
+
+def _pieces(events: list[Any]) -> list[list[Any]]:
+    pieces: list[list[Any]] = []
+    hand: list[Any] = []
+    for event in events:
+        if isinstance(event, GameEnded) and pieces and not hand:
+            pieces[-1].append(event)  # with the last hand's end
+            continue
+        hand.append(event)
+        if isinstance(event, HandEnded):
+            half = len(hand) // 2
+            pieces += [piece for piece in (hand[:half], hand[half:]) if piece]
+            hand = []
+    if hand:
+        pieces.append(hand)
+    return pieces
 
 
 def tournament_history(
@@ -64,14 +106,15 @@ def tournament_history(
     finish: bool | None = None,
 ) -> list[Entry]:
     """A tournament's history in feed order: created, players registered (a few late),
-    rounds started, their games played hand by hand (games taking turns at random, a seat
-    now and then resigned, a player now and then withdrawn), rounds closed; the last round
-    left in play unless `finish`, which also ends the tournament. A casual game or two too."""
+    rounds started, their games (real bot games) played a piece at a time, games taking
+    turns at random, a seat now and then resigned, a player now and then withdrawn (their
+    seats in play resigned), rounds closed; the last round left in play unless `finish`,
+    which also ends the tournament. A casual game or two too."""
     rng = random.Random(seed)
     tid = tournament or uuid.UUID(int=rng.getrandbits(128)).hex[:16]
-    variant = variant or rng.choice(("golf", "basketball", "hang-ten", "tens"))
-    high = high_wins(variant)
-    size = rng.choice((2, 3, 4))
+    variant = variant or rng.choice(tuple(VARIANTS))
+    options, sizes = VARIANTS[variant]
+    size = rng.choice(sizes)
     count = players or rng.randint(size, 11)
     planned = rounds or rng.randint(1, 3)
     finish = rng.random() < 0.5 if finish is None else finish
@@ -80,7 +123,7 @@ def tournament_history(
         (
             stream,
             TournamentCreated(
-                f"Cup {seed}", variant, GameOptions(), size, planned, "swiss", False, "o" * 64,
+                f"Cup {seed}", variant, options, size, planned, "swiss", False, "o" * 64,
                 "a" * 64,
             ),
         )
@@ -111,20 +154,22 @@ def tournament_history(
         for table in range(1, tables + 1):
             seated = tuple(active[(table - 1) * size : table * size])
             gid = uuid.UUID(int=rng.getrandbits(128)).hex[:16]
-            game = _Game(f"game:{gid}", seated, rng.randint(1, 3), [0] * size)
+            played = _played(rng, variant, size)
+            final = played[-1]
+            assert isinstance(final, GameEnded)
+            game = _Game(f"game:{gid}", seated, _pieces(played), final.totals)
             games.append(game)
             out.append(
                 (
                     game.stream,
                     GameCreated(
-                        variant, size, GameOptions(), "c" * 64, tournament=tid, round=number,
+                        variant, size, options, "c" * 64, tournament=tid, round=number,
                         table=table,
                     ),
                 )
             )  # fmt: skip
             for seat, name in enumerate(seated):
                 out.append((game.stream, SeatClaimed(seat, name, f"{seat:x}" * 64)))
-            out.append((game.stream, GameStarted(variant, size, GameOptions())))
         out.append(
             (
                 stream,
@@ -139,13 +184,13 @@ def tournament_history(
             )
         )
         last = number == planned
-        stop_at = None if finish or not last else rng.randint(0, sum(g.hands for g in games))
+        stop_at = None if finish or not last else rng.randint(0, sum(len(g.pieces) for g in games))
         steps = 0
         while any(not g.ended for g in games):
             if stop_at is not None and steps >= stop_at:
                 return out
             game = rng.choice([g for g in games if not g.ended])
-            out.extend(_step(rng, game, high))
+            out.extend(_step(rng, game))
             steps += 1
             if rng.random() < 0.05 and len(withdrawn) < count // 3:
                 who = rng.choice([p for p in registered if p not in withdrawn])
@@ -158,8 +203,8 @@ def tournament_history(
                             g.resigned.append(seat)
                             out.append((g.stream, SeatResigned(seat, "withdrawn")))
         results = tuple(
-            TableResult(t, g.stream.removeprefix("game:"), g.players, tuple(g.totals),
-                        g.played, g.winners, tuple(sorted(g.resigned)))
+            TableResult(t, g.stream.removeprefix("game:"), g.players, g.totals, g.hands,
+                        g.winners, tuple(sorted(g.resigned)))
             for t, g in enumerate(games, start=1)
         )  # fmt: skip
         bye_score = round_mean(total for g in games for total in g.totals)
@@ -171,46 +216,42 @@ def tournament_history(
     return out
 
 
-def _step(rng: random.Random, game: _Game, high: bool) -> list[Entry]:
-    """One hand of `game` (and its end after the last), or a seat resigning."""
+def _step(rng: random.Random, game: _Game) -> list[Entry]:
+    """The next piece of `game`, or now and then a seat resigning."""
     size = len(game.players)
     if rng.random() < 0.08 and len(game.resigned) < size - 1:
         seat = rng.choice([s for s in range(size) if s not in game.resigned])
         game.resigned.append(seat)
         return [(game.stream, SeatResigned(seat, "resigned"))]
-    game.played += 1
-    scores = tuple(rng.randint(-5, 30) for _ in range(size))
-    game.totals = [t + s for t, s in zip(game.totals, scores, strict=True)]
-    out: list[Entry] = [
-        (game.stream, HandEnded(game.played, "out", "", scores, tuple(game.totals)))
-    ]
-    if game.played == game.hands:
-        best = max(game.totals) if high else min(game.totals)
-        game.winners = tuple(s for s, t in enumerate(game.totals) if t == best)
-        game.ended = True
-        out.append((game.stream, GameEnded(tuple(game.totals), game.winners)))
-    return out
+    piece = game.pieces.pop(0)
+    for event in piece:
+        if isinstance(event, HandEnded):
+            game.hands += 1
+        elif isinstance(event, GameEnded):
+            game.winners = event.winners
+    return [(game.stream, event) for event in piece]
 
 
 def _casual(rng: random.Random) -> list[Entry]:
-    """A casual game, begun and ended (its names rated, never in any standings)."""
+    """A casual game of real golf, begun and ended (its names rated, never in any
+    standings)."""
     stream = f"game:{uuid.UUID(int=rng.getrandbits(128)).hex[:16]}"
     size = rng.choice((2, 3))
     names = rng.sample(NAMES, size)
-    totals = tuple(rng.randint(0, 40) for _ in range(size))
-    best = min(totals)
+    options, _ = VARIANTS["golf"]
     return [
-        (stream, GameCreated("golf", size, GameOptions(), "c" * 64)),
+        (stream, GameCreated("golf", size, options, "c" * 64)),
         *((stream, SeatClaimed(seat, name, "d" * 64)) for seat, name in enumerate(names)),
-        (stream, GameStarted("golf", size, GameOptions())),
-        (stream, HandEnded(1, "out", "", totals, totals)),
-        (stream, GameEnded(totals, tuple(s for s, t in enumerate(totals) if t == best))),
+        *((stream, event) for event in _played(rng, "golf", size)),
     ]
 
 
-async def append_history(store: EventStore, history: Sequence[Entry]) -> None:
-    """Append in order, each run of one stream's consecutive events in one append."""
-    versions: dict[str, int] = {}
+async def append_history(
+    store: EventStore, history: Sequence[Entry], versions: dict[str, int] | None = None
+) -> dict[str, int]:
+    """Append in order, each run of one stream's consecutive events in one append, after
+    the versions in `versions` (updated, and returned: a history may come in parts)."""
+    versions = {} if versions is None else versions
     i = 0
     while i < len(history):
         stream = history[i][0]
@@ -221,6 +262,7 @@ async def append_history(store: EventStore, history: Sequence[Entry]) -> None:
         at = versions.get(stream, 0)
         await store.append(stream, at, run)
         versions[stream] = at + len(run)
+    return versions
 
 
 # ---- the oracle --------------------------------------------------------------------------
