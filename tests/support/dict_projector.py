@@ -1,8 +1,9 @@
 """A projector in a few lines over plain dicts: what the read-model tests run the pure
 projections with, before and beside the real runner and stores (projections/runner.py).
 
-It keeps the runner's rules: `prepare_keys` and `prepare` once per batch, each stream's events in version order
-(a redelivered one is skipped, a gap is an error), `apply` sees every earlier write.
+It keeps the runner's rules: `prepare_keys` and `prepare` once per batch, each stream's
+events in version order (a redelivered one is skipped, a gap is an error), `apply` sees
+every earlier write.
 """
 
 from __future__ import annotations
