@@ -79,6 +79,8 @@ class Ratings:
         self._lobbies: OrderedDict[str, _Lobby] = OrderedDict()
         self._ending: dict[tuple[str, int], tuple[str, tuple[str | None, ...]]] = {}
         """(stream, version) of each `game.ended` of the batch prepared -> variant, names."""
+        self.lookups = 0
+        """Games whose names were read from the event store (their lobby not seen here)."""
 
     async def prepare_keys(self, batch: Sequence[RecordedEvent], feed: Feed | None = None) -> None:
         self._ending = {}
@@ -88,7 +90,10 @@ class Ratings:
                 continue
             data = event.data
             if isinstance(data, GameEnded):
-                lobby = self._lobbies.pop(game, None) or await _read_lobby(event, feed)
+                lobby = self._lobbies.pop(game, None)
+                if lobby is None:
+                    self.lookups += 1
+                    lobby = await _read_lobby(event, feed)
                 self._ending[(event.stream_id, event.version)] = (
                     lobby.variant,
                     tuple(lobby.names),
