@@ -139,7 +139,7 @@ def rate(
     if len(best) < 2:
         return []
     players = sorted(best)
-    ranks = [1 + sum(other < best[p] for other in best.values()) for p in players]
+    ranks = [float(1 + sum(other < best[p] for other in best.values())) for p in players]
     before = []
     for player in players:
         doc = docs.get(rating_key(player))

@@ -214,9 +214,9 @@ def _tournament(data: Any, event: RecordedEvent, doc: Tournament | None) -> Tour
             withdrawn=doc.withdrawn,
             revision=position,
         )
-        live = None if doc.live is None or doc.live.round == data.round else doc.live
+        still = doc.live if doc.live is not None and doc.live.round != data.round else None
         return msgspec.structs.replace(
-            doc, closed=(*doc.closed, closed), live=live, revision=position
+            doc, closed=(*doc.closed, closed), live=still, revision=position
         )
     assert isinstance(data, TournamentEnded)
     return msgspec.structs.replace(doc, ended=True, revision=position)

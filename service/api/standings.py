@@ -85,6 +85,20 @@ STANDINGS = (
         409: _problem("The round has not closed yet (`round_not_closed`)"),
     }
 )
+STREAM = (
+    {
+        200: ResponseSpec(
+            s.Standings,
+            generate_examples=False,
+            media_type=NDJSON,
+            description="NDJSON: one `Standings` a line, now and at each change; a blank "
+            "line while idle; ends after the line of the ended tournament",
+        )
+    }
+    | NOT_FOUND
+    | UNAVAILABLE
+    | docs.problems(400, 429)
+)
 RESULTS = (
     docs.problems(400, 429)
     | UNAVAILABLE
@@ -302,9 +316,8 @@ class StandingsController(Controller):
         )
         headers = {"Vary": "Accept"}
         if request.accept.best_match([JSON, CSV], default=JSON) == CSV:
-            return Response(  # type: ignore[return-value]
-                csv_text(body.rows), media_type=f"{CSV}; charset=utf-8", headers=headers
-            )
+            text = csv_text(body.rows)
+            return Response(text, media_type=f"{CSV}; charset=utf-8", headers=headers)  # type: ignore[arg-type]
         return Response(body, headers=headers)
 
     @get(
@@ -315,7 +328,7 @@ class StandingsController(Controller):
         "standings; the stream ends after the line of the ended tournament. A blank line "
         "is sent every FAIRWAY_SSE_HEARTBEAT seconds of silence: skip it.",
         media_type=NDJSON,
-        responses=NOT_FOUND | UNAVAILABLE | docs.problems(400, 429),
+        responses=STREAM,
     )
     async def stream(
         self,
@@ -326,7 +339,7 @@ class StandingsController(Controller):
     ) -> Stream:
         await read(reader, tournament_id)  # 404 or 503 before the stream begins
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        if request.scope.get(HEAD):  # type: ignore[misc]  # headers only, not for ever
+        if request.scope.get(HEAD):  # headers only, not for ever
             return Stream((), media_type=NDJSON, headers=headers)
         return Stream(
             lines(reader, tournament_id, sse_heartbeat), media_type=NDJSON, headers=headers
