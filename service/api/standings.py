@@ -45,6 +45,8 @@ JSON = "application/json"
 NDJSON = "application/x-ndjson"
 POLL = 0.25
 """Seconds between two looks at the read model for the streams of one tournament."""
+FRESH = 0.05
+"""The oldest shared read a GET is answered from (`Looks`)."""
 CSV_COLUMNS = ("rank", "player", "total", "games", "hands", "won", "average", "byes", "withdrawn")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
@@ -230,31 +232,48 @@ def _table(result: Any, status: s.TableStatus) -> s.TableLine:
     )
 
 
+class Look(msgspec.Struct):
+    """One read of a tournament's docs, and its live standings once someone asked."""
+
+    tournament: standings.Tournament
+    games: list[Doc | None]
+    live: s.Standings | None = None
+
+
 class Looks:
-    """The streams of one process share their looks at each tournament: one read of the
-    read model per tournament per POLL, however many clients follow it."""
+    """Readers of one process share their reads of each tournament: a read in flight is
+    joined, and one younger than the asker's `max_age` is reused. So a crowd of GETs or
+    streams costs a few Redis reads a second per tournament, not one each (and no crowd of
+    Redis connections); an answer may trail the read model by at most `max_age`."""
 
-    def __init__(self, poll: float = POLL) -> None:
-        self.poll = poll
-        self._looks: dict[str, tuple[float, asyncio.Task[s.Standings]]] = {}
+    def __init__(self) -> None:
+        self._looks: dict[tuple[int, str], tuple[float, asyncio.Task[Look]]] = {}
 
-    async def standings(self, reader: ProjectionReader, tournament_id: str) -> s.Standings:
+    async def look(self, reader: ProjectionReader, tournament_id: str, max_age: float) -> Look:
         loop = asyncio.get_running_loop()
-        held = self._looks.get(tournament_id)
-        if held is not None and (not held[1].done() or loop.time() - held[0] < self.poll):
+        key = (id(reader), tournament_id)
+        held = self._looks.get(key)
+        if held is not None and (not held[1].done() or loop.time() - held[0] < max_age):
             return await asyncio.shield(held[1])
 
-        async def look() -> s.Standings:
-            return live(tournament_id, *await read(reader, tournament_id))
+        async def fetch() -> Look:
+            return Look(*await read(reader, tournament_id))
 
-        task = asyncio.ensure_future(look())
+        task = asyncio.ensure_future(fetch())
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        self._looks[tournament_id] = (loop.time(), task)
-        for stale in [
-            k for k, (at, t) in self._looks.items() if t.done() and loop.time() - at > 60
-        ]:
-            del self._looks[stale]
+        now = loop.time()
+        for old in [k for k, (at, t) in self._looks.items() if t.done() and now - at > 60]:
+            del self._looks[old]
+        self._looks[key] = (now, task)
         return await asyncio.shield(task)
+
+    async def standings(
+        self, reader: ProjectionReader, tournament_id: str, max_age: float = POLL
+    ) -> s.Standings:
+        found = await self.look(reader, tournament_id, max_age)
+        if found.live is None:
+            found.live = live(tournament_id, found.tournament, found.games)
+        return found.live
 
 
 LOOKS = Looks()
@@ -282,7 +301,7 @@ async def lines(
         elif loop.time() >= quiet_until:
             yield b"\n"
             quiet_until = loop.time() + heartbeat
-        await asyncio.sleep(looks.poll)
+        await asyncio.sleep(POLL)
 
 
 # ---- the endpoints -------------------------------------------------------------------------
@@ -308,12 +327,11 @@ class StandingsController(Controller):
         reader: NamedDependency[ProjectionReader],
         round: AsOfRound = None,  # the query parameter's name
     ) -> Response[s.Standings]:
-        tournament, games = await read(reader, tournament_id)
-        body = (
-            live(tournament_id, tournament, games)
-            if round is None
-            else as_of(tournament_id, tournament, round)
-        )
+        if round is None:
+            body = await LOOKS.standings(reader, tournament_id, FRESH)
+        else:
+            found = await LOOKS.look(reader, tournament_id, FRESH)
+            body = as_of(tournament_id, found.tournament, round)
         headers = {"Vary": "Accept"}
         if request.accept.best_match([JSON, CSV], default=JSON) == CSV:
             text = csv_text(body.rows)

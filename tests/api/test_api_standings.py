@@ -54,7 +54,11 @@ def base(api_settings: Settings, redis_url: str) -> Iterator[str]:
     prefix = f"stapi{secrets.token_hex(4)}"
     url = on_db(redis_url, REDIS_DB)
     settings = msgspec.structs.replace(
-        api_settings, redis_url=url, redis_prefix=prefix, projector_inline=True
+        api_settings,
+        redis_url=url,
+        redis_prefix=prefix,
+        projector_inline=True,
+        sse_heartbeat=0.5,  # the standings stream's blank lines, soon enough to see
     )
     with running_server(settings) as served:
         yield served
@@ -317,6 +321,10 @@ def test_the_stream_sends_the_standings_then_a_line_when_a_round_closes_then_end
         time.sleep(0.05)
     assert got, "no first line"
     assert got[0]["rounds_closed"] == 0
+    while not blank[0] and time.monotonic() < deadline:  # nothing changes: a heartbeat
+        time.sleep(0.05)
+    assert blank[0] >= 1
+    assert len(got) == 1
     append(history[first_close : first_close + 1])  # round 1 closes
     while not any(line["rounds_closed"] == 1 for line in got) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -104,17 +104,21 @@ def tournament_history(
     players: int | None = None,
     rounds: int | None = None,
     finish: bool | None = None,
+    size: int | None = None,
+    churn: bool = True,
 ) -> list[Entry]:
     """A tournament's history in feed order: created, players registered (a few late),
     rounds started, their games (real bot games) played a piece at a time, games taking
     turns at random, a seat now and then resigned, a player now and then withdrawn (their
     seats in play resigned), rounds closed; the last round left in play unless `finish`,
-    which also ends the tournament. A casual game or two too."""
+    which also ends the tournament. A casual game or two too. `size`: players per table
+    (else one the variant seats, at random). Without `churn`, every player registers at
+    once and nobody resigns or withdraws."""
     rng = random.Random(seed)
     tid = tournament or uuid.UUID(int=rng.getrandbits(128)).hex[:16]
     variant = variant or rng.choice(tuple(VARIANTS))
     options, sizes = VARIANTS[variant]
-    size = rng.choice(sizes)
+    size = size or rng.choice(sizes)
     count = players or rng.randint(size, 11)
     planned = rounds or rng.randint(1, 3)
     finish = rng.random() < 0.5 if finish is None else finish
@@ -128,9 +132,9 @@ def tournament_history(
             ),
         )
     ]  # fmt: skip
-    names = list(NAMES[:count])
+    names = [*NAMES, *(f"Player {i:03}" for i in range(len(NAMES), count))][:count]
     rng.shuffle(names)
-    late = names[count - rng.randint(0, 2) :] if count > size + 2 else []
+    late = names[count - rng.randint(0, 2) :] if churn and count > size + 2 else []
     registered: list[str] = []
     withdrawn: list[str] = []
 
@@ -190,9 +194,9 @@ def tournament_history(
             if stop_at is not None and steps >= stop_at:
                 return out
             game = rng.choice([g for g in games if not g.ended])
-            out.extend(_step(rng, game))
+            out.extend(_step(rng, game, churn))
             steps += 1
-            if rng.random() < 0.05 and len(withdrawn) < count // 3:
+            if churn and rng.random() < 0.05 and len(withdrawn) < count // 3:
                 who = rng.choice([p for p in registered if p not in withdrawn])
                 withdrawn.append(who)
                 out.append((stream, PlayerWithdrawn(who, number)))
@@ -216,10 +220,10 @@ def tournament_history(
     return out
 
 
-def _step(rng: random.Random, game: _Game) -> list[Entry]:
-    """The next piece of `game`, or now and then a seat resigning."""
+def _step(rng: random.Random, game: _Game, churn: bool) -> list[Entry]:
+    """The next piece of `game`, or (with `churn`) now and then a seat resigning."""
     size = len(game.players)
-    if rng.random() < 0.08 and len(game.resigned) < size - 1:
+    if churn and rng.random() < 0.08 and len(game.resigned) < size - 1:
         seat = rng.choice([s for s in range(size) if s not in game.resigned])
         game.resigned.append(seat)
         return [(game.stream, SeatResigned(seat, "resigned"))]
