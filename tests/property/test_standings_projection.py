@@ -32,7 +32,7 @@ def read_now(built: DictModel, tid: str) -> tuple[list, int]:  # type: ignore[ty
     return model.now(tournament, games), model.revision(tournament, games)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), batch=st.integers(1, 40))
 def test_standings_equal_the_recomputation_from_the_events(seed: int, batch: int) -> None:
     history = tournament_history(seed, tournament="t1")
@@ -44,7 +44,7 @@ def test_standings_equal_the_recomputation_from_the_events(seed: int, batch: int
         assert model.as_of(tournament, number) == expected_standings(history, as_of=number)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32))
 def test_as_of_round_n_is_the_standings_of_rounds_1_to_n_alone(seed: int) -> None:
     """A history cut right after round N closed gives, now, what `?round=N` gives later."""
@@ -111,7 +111,7 @@ def test_as_of_uses_the_players_and_withdrawals_of_then() -> None:
     )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), batch=st.integers(1, 50))
 def test_ratings_count_each_finished_game_once_per_player_whatever_the_batches(
     seed: int, batch: int
