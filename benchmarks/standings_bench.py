@@ -10,7 +10,8 @@ projections inline into Redis. Then:
 - publish: from the append of a round's last `game.ended` + `round.closed` to the first
   GET standings that counts the round closed (polled every 5 ms), once per round;
 - readers: N concurrent clients GET the live standings (JSON) in a loop; latency
-  percentiles and requests per second.
+  percentiles and requests per second; beside it the same crowd on GET /variants/golf (an
+  answer from memory), which tells what the client and the machine cost alone.
 
     .venv/bin/python benchmarks/standings_bench.py [--players 200] [--rounds 3]
         [--readers 500] [--requests 20000] [--postgres URL] [--redis URL]
@@ -152,14 +153,16 @@ async def main(args: argparse.Namespace) -> None:
                 answer = await client.get(path)
                 rows = len(answer.json()["rows"])
                 print(f"standings: {rows} rows, {len(answer.content):,} bytes of JSON")
-            latencies, took = await readers(base, path, args.readers, args.requests)
-            ms = [x * 1000 for x in latencies]
-            print(
-                f"{args.readers} readers, {len(ms):,} GETs in {took:.1f} s: "
-                f"{len(ms) / took:,.0f} req/s; p50 {percentile(ms, 50):.1f} ms, "
-                f"p90 {percentile(ms, 90):.1f} ms, p99 {percentile(ms, 99):.1f} ms, "
-                f"max {ms[-1]:.1f} ms"
-            )
+            # The same crowd on a static answer first: the machine's and the client's share.
+            for what in ("/variants/golf", path):
+                latencies, took = await readers(base, what, args.readers, args.requests)
+                ms = [x * 1000 for x in latencies]
+                print(
+                    f"GET {what}: {args.readers} readers, {len(ms):,} GETs in {took:.1f} s: "
+                    f"{len(ms) / took:,.0f} req/s; p50 {percentile(ms, 50):.1f} ms, "
+                    f"p90 {percentile(ms, 90):.1f} ms, p99 {percentile(ms, 99):.1f} ms, "
+                    f"max {ms[-1]:.1f} ms"
+                )
             log.seek(0)
             warnings = [line for line in log.read().splitlines() if b'"warning"' in line]
             print(f"server warnings: {len(warnings)}")
