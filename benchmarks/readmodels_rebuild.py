@@ -36,9 +36,11 @@ from projections.lobby import LobbyProjection
 from projections.memory import MemoryProjectionStore
 from projections.players import Players
 from projections.projector import Projector
+from projections.ratings import Ratings
 from projections.redis_store import RedisProjectionStore
 from projections.replay import Replays
 from projections.scoreboard import Scoreboard
+from projections.standings import StandingsProjection
 from projections.store import ProjectionStore
 from tests.support.feeds import streams_of
 from tests.support.played_games import append_interleaved
@@ -48,6 +50,8 @@ FRESH = {
     "scoreboard": Scoreboard,
     "players": Players,
     "replay": Replays,
+    "standings": StandingsProjection,
+    "ratings": Ratings,
 }
 
 

@@ -14,6 +14,10 @@ stops the projection (it is never skipped).
 A projection may also have `async prepare(events, feed)`, awaited before each batch is
 folded: the scoreboard and the replay fold the game's domain state there
 (projections/folds.py), reading the event store only when a game is not in their cache.
+
+And a projection may have `async prepare_keys(events, feed)`, awaited before each batch's
+`keys` are asked: the ratings learn there the seat names of each game that ends, which their
+`keys` need and `game.ended` does not say (projections/ratings.py).
 """
 
 from __future__ import annotations
@@ -94,6 +98,9 @@ class Runner:
             events = await self._read(start)
             if not events:
                 return 0
+            learn = getattr(self.projection, "prepare_keys", None)
+            if learn is not None:  # a projection whose `keys` need more than the event
+                await learn(events, self.feed)
             named = [self.projection.keys(e) for e in events]
             keys = list(dict.fromkeys(k for each in named for k in each))
             streams = list(dict.fromkeys(e.stream_id for e in events))

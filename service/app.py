@@ -27,6 +27,7 @@ from service.api.games import GameController
 from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
 from service.api.readmodels import PlayerController, ReadModelController
+from service.api.standings import RatingsController, StandingsController
 from service.api.stream import StreamController, document
 from service.api.tournaments import TournamentController
 from service.api.variants import VariantController
@@ -168,7 +169,8 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         )
         holder["tournaments"] = tournaments
         keeper = RoundKeeper(opened, tournaments)
-        keeper.start()
+        if settings.round_keeper:
+            keeper.start()
         projections = ProjectionService(settings, opened)
         holder["projections"] = projections
         await projections.start()
@@ -199,6 +201,8 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             ReadModelController,
             PlayerController,
             TournamentController,
+            StandingsController,
+            RatingsController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),

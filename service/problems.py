@@ -87,6 +87,9 @@ SERVICE_CODES: dict[str, str] = {
     "tournament_in_play": "the tournament has not ended; it is audited once it has",
     "deals_to_come": "a table of the game's duplicate round is still in play: its deals are "
     "to come there, so they are shown once every table has ended",
+    "round_not_found": "the tournament has no such round (not started, or past the last)",
+    "round_not_closed": "the round has not closed yet; its standings are live",
+    "rating_not_found": "no finished game has rated a player of that name",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

@@ -96,6 +96,9 @@ class Settings(msgspec.Struct, frozen=True):
     admin_key: str | None = None
     """FAIRWAY_ADMIN_KEY: when set, creating a tournament needs it (`Authorization: Bearer
     <key>`); unset, anyone may create one."""
+    round_keeper: bool = True
+    """FAIRWAY_ROUND_KEEPER: close tournament rounds from this process when their last game
+    ends (service/rounds.py). Any number of processes may; each round closes once."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -143,6 +146,7 @@ class Settings(msgspec.Struct, frozen=True):
                 "FAIRWAY_SPECTATOR_DELAY", default.spectator_delay, integer(0, 10_000)
             ),
             admin_key=read.text("FAIRWAY_ADMIN_KEY"),
+            round_keeper=read("FAIRWAY_ROUND_KEEPER", default.round_keeper, flag),
         )
 
 

@@ -10,8 +10,20 @@ import httpx
 import psycopg
 import pytest
 
+from events.migrate import migrate
 from service.settings import Settings
 from tests.api.server import running_server
+from tests.support.services import throwaway_database
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """The API tests' own database: their server's round keeper and referee act on every
+    tournament and clocked game they find, so they must not see the streams the
+    integration tests write by hand."""
+    with throwaway_database(postgres_server_url, "fairway_api") as url:
+        migrate(url)
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -48,7 +48,13 @@ SEATS = {"hang-ten": 4}
 def _generate(root: Path) -> str:
     """Run the generator on the committed document; returns what it printed."""
     config = root / "config.json"
-    config.write_text(json.dumps({"post_hooks": []}))  # no formatter: nothing but the generator
+    # No formatter: nothing but the generator. NDJSON (the standings stream) is read as
+    # text, the generator's documented override for a type it does not know.
+    config.write_text(
+        json.dumps(
+            {"post_hooks": [], "content_type_overrides": {"application/x-ndjson": "text/plain"}}
+        )
+    )
     command = [
         sys.executable,
         "-m",

@@ -1,8 +1,9 @@
 """A projector in a few lines over plain dicts: what the read-model tests run the pure
 projections with, before and beside the real runner and stores (projections/runner.py).
 
-It keeps the runner's rules: `prepare` once per batch, each stream's events in version order
-(a redelivered one is skipped, a gap is an error), `apply` sees every earlier write.
+It keeps the runner's rules: `prepare_keys` and `prepare` once per batch, each stream's
+events in version order (a redelivered one is skipped, a gap is an error), `apply` sees
+every earlier write.
 """
 
 from __future__ import annotations
@@ -55,9 +56,10 @@ async def project(
     model = model or DictModel()
     for start in range(0, len(feed), batch):
         events = feed[start : start + batch]
-        prepare = getattr(projection, "prepare", None)
-        if prepare is not None:
-            await prepare(events)
+        for hook in ("prepare_keys", "prepare"):
+            prepare = getattr(projection, hook, None)
+            if prepare is not None:
+                await prepare(events)
         for event in events:
             seen = model.versions.get(event.stream_id, 0)
             if event.version <= seen:

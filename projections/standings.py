@@ -1,0 +1,333 @@
+"""Each tournament's standings: its closed rounds' results and its live round's games, kept
+so that the standings now, as of any closed round, and each round table by table can be
+answered by the one standings function (domain/tournament/standings.py).
+
+The keys:
+- `tournament:<id>`: the tournament as the standings need it: variant, who is registered
+  and who withdrew, each closed round's results (with who was registered and withdrawn when
+  it closed, so "as of round N" is what the standings said then), the live round's tables
+  and byes, and whether it ended. Written at the tournament's own events.
+- `game:<game_id>`: one game of a tournament, as it goes: its tournament, round and table,
+  each seat's total after the hands ended so far, the hands ended, the phase, the winners
+  and the seats that resigned. Written at the game's own events (a casual game has none).
+
+A game event does not say its tournament, so the live standings are not written anywhere:
+the reader folds `tournament:<id>` with the `game:<id>` docs of its live round (`live`),
+two reads. Every doc holds a `revision`: the feed position of the last event that changed
+what it says, so the revision of an answer (the largest of its docs') grows whenever the
+standings or results change, is the same after a rebuild, and never repeats.
+
+A bye counts when its round closes (its score is the round's mean, known only then). Nothing
+here names a card: totals, hands, winners and names are public from the moment they exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from domain.tournament.standings import RoundResult, Row, Seat, standings
+from domain.variants import high_wins
+from events.schema.common import GameEnded, GameStarted, HandEnded
+from events.schema.lobby import GameCreated, SeatResigned
+from events.schema.tournament import (
+    PlayerRegistered,
+    PlayerWithdrawn,
+    RoundClosed,
+    RoundStarted,
+    TableResult,
+    TournamentCreated,
+    TournamentEnded,
+)
+from events.store.base import RecordedEvent
+from projections.base import Doc, Put, Write
+from projections.folds import game_id
+
+TOURNAMENT_PREFIX = "tournament:"
+_TOURNAMENT = (
+    TournamentCreated,
+    PlayerRegistered,
+    PlayerWithdrawn,
+    RoundStarted,
+    RoundClosed,
+    TournamentEnded,
+)
+_GAME = (GameCreated, GameStarted, HandEnded, GameEnded, SeatResigned)
+
+
+def tournament_id(event: RecordedEvent) -> str | None:
+    stream = event.stream_id
+    return stream[len(TOURNAMENT_PREFIX) :] if stream.startswith(TOURNAMENT_PREFIX) else None
+
+
+def tournament_key(tournament: str) -> str:
+    return f"tournament:{tournament}"
+
+
+def game_key(game: str) -> str:
+    return f"game:{game}"
+
+
+# ---- the stored documents ------------------------------------------------------------------
+
+
+class ClosedRound(msgspec.Struct, frozen=True):
+    round: int
+    results: tuple[TableResult, ...]
+    byes: tuple[str, ...]
+    bye_score: int
+    registered: int
+    """How many players (a prefix of `Tournament.players`) were registered when it closed."""
+    withdrawn: tuple[str, ...]
+    """Who had withdrawn when it closed."""
+    revision: int
+
+
+class LiveTable(msgspec.Struct, frozen=True):
+    table: int
+    game_id: str
+    players: tuple[str, ...]
+
+
+class LiveRound(msgspec.Struct, frozen=True):
+    round: int
+    tables: tuple[LiveTable, ...]
+    byes: tuple[str, ...] = ()
+
+
+class Tournament(msgspec.Struct, frozen=True):
+    """The stored `tournament:<id>` document."""
+
+    name: str
+    variant: str
+    high_wins: bool
+    rounds: int
+    """Rounds planned."""
+    players: tuple[str, ...] = ()
+    """In order of registration."""
+    withdrawn: tuple[str, ...] = ()
+    closed: tuple[ClosedRound, ...] = ()
+    """In round order: round N is `closed[N - 1]`."""
+    live: LiveRound | None = None
+    ended: bool = False
+    revision: int = 0
+
+
+class TableGame(msgspec.Struct, frozen=True):
+    """The stored `game:<game_id>` document of a tournament's game."""
+
+    tournament: str
+    round: int
+    table: int
+    seats: int
+    phase: str = "waiting"
+    """`waiting` (not started), `playing`, `ended`."""
+    totals: tuple[int, ...] = ()
+    """Each seat's total after the hands ended so far (empty before the first)."""
+    hands: int = 0
+    winners: tuple[int, ...] = ()
+    resigned: tuple[int, ...] = ()
+    revision: int = 0
+
+
+def _doc(value: msgspec.Struct) -> Doc:
+    return msgspec.to_builtins(value)  # type: ignore[no-any-return]
+
+
+# ---- the projection ------------------------------------------------------------------------
+
+
+class StandingsProjection:
+    name = "standings"
+    version = 1
+
+    def keys(self, event: RecordedEvent) -> Sequence[str]:
+        data = event.data
+        if isinstance(data, _TOURNAMENT):
+            tournament = tournament_id(event)
+            return () if tournament is None else (tournament_key(tournament),)
+        if isinstance(data, _GAME):
+            game = game_id(event)
+            return () if game is None else (game_key(game),)
+        return ()
+
+    def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
+        data = event.data
+        if isinstance(data, _TOURNAMENT):
+            tournament = tournament_id(event)
+            if tournament is None:
+                return ()
+            key = tournament_key(tournament)
+            doc = docs.get(key)
+            new = _tournament(data, event, None if doc is None else _load(doc, Tournament))
+            return () if new is None else (Put(key, _doc(new)),)
+        if isinstance(data, _GAME):
+            game = game_id(event)
+            if game is None:
+                return ()
+            key = game_key(game)
+            doc = docs.get(key)
+            table = _game(data, event, None if doc is None else _load(doc, TableGame))
+            return () if table is None else (Put(key, _doc(table)),)
+        return ()
+
+
+def _load(doc: Doc, kind: type[Any]) -> Any:
+    return msgspec.convert(doc, kind)
+
+
+def _tournament(data: Any, event: RecordedEvent, doc: Tournament | None) -> Tournament | None:
+    position = event.global_position
+    if isinstance(data, TournamentCreated):
+        return Tournament(
+            name=data.name,
+            variant=data.variant,
+            high_wins=high_wins(data.variant),
+            rounds=data.rounds,
+            revision=position,
+        )
+    if doc is None:
+        raise ValueError(f"{event.stream_id} v{event.version}: no tournament before it")
+    if isinstance(data, PlayerRegistered):
+        if data.name in doc.players:
+            return None
+        return msgspec.structs.replace(doc, players=(*doc.players, data.name), revision=position)
+    if isinstance(data, PlayerWithdrawn):
+        if data.name in doc.withdrawn:
+            return None
+        return msgspec.structs.replace(
+            doc, withdrawn=(*doc.withdrawn, data.name), revision=position
+        )
+    if isinstance(data, RoundStarted):
+        tables = tuple(LiveTable(t.table, t.game_id, t.players) for t in data.tables)
+        live = LiveRound(data.round, tables, data.byes)
+        return msgspec.structs.replace(doc, live=live, revision=position)
+    if isinstance(data, RoundClosed):
+        closed = ClosedRound(
+            round=data.round,
+            results=data.results,
+            byes=data.byes,
+            bye_score=data.bye_score,
+            registered=len(doc.players),
+            withdrawn=doc.withdrawn,
+            revision=position,
+        )
+        still = doc.live if doc.live is not None and doc.live.round != data.round else None
+        return msgspec.structs.replace(
+            doc, closed=(*doc.closed, closed), live=still, revision=position
+        )
+    assert isinstance(data, TournamentEnded)
+    return msgspec.structs.replace(doc, ended=True, revision=position)
+
+
+def _game(data: Any, event: RecordedEvent, doc: TableGame | None) -> TableGame | None:
+    position = event.global_position
+    if isinstance(data, GameCreated):
+        if not data.tournament:
+            return None  # a casual game: not this projection's
+        return TableGame(data.tournament, data.round, data.table, data.seats, revision=position)
+    if doc is None:
+        return None
+    if isinstance(data, GameStarted):
+        return msgspec.structs.replace(doc, phase="playing", revision=position)
+    if isinstance(data, HandEnded):
+        return msgspec.structs.replace(
+            doc, totals=data.totals, hands=doc.hands + 1, revision=position
+        )
+    if isinstance(data, SeatResigned):
+        if data.seat in doc.resigned:
+            return None
+        resigned = tuple(sorted((*doc.resigned, data.seat)))
+        return msgspec.structs.replace(doc, resigned=resigned, revision=position)
+    assert isinstance(data, GameEnded)
+    return msgspec.structs.replace(
+        doc, phase="ended", totals=data.totals, winners=data.winners, revision=position
+    )
+
+
+# ---- reading: what the documents answer (pure) ---------------------------------------------
+
+
+def load_tournament(doc: Doc) -> Tournament:
+    return msgspec.convert(doc, Tournament)
+
+
+def live_keys(tournament: Tournament) -> list[str]:
+    """The `game:` docs the live standings read besides the tournament's own."""
+    live = tournament.live
+    return [] if live is None else [game_key(t.game_id) for t in live.tables]
+
+
+def round_result(closed: ClosedRound) -> RoundResult:
+    """What a closed round adds to the standings: resigned seats never win."""
+    seats = tuple(
+        Seat(
+            player=player,
+            total=result.totals[seat],
+            hands=result.hands,
+            won=seat in result.winners and seat not in result.resigned,
+        )
+        for result in closed.results
+        for seat, player in enumerate(result.players)
+    )
+    return RoundResult(closed.round, seats, closed.byes, closed.bye_score)
+
+
+def live_tables(
+    tournament: Tournament, games: Sequence[Doc | None]
+) -> list[tuple[TableResult, str]]:
+    """The live round's games as they stand, in table order, each with its phase (a game not
+    in the projection yet stands at zero, `waiting`)."""
+    live = tournament.live
+    if live is None:
+        return []
+    tables = []
+    for table, doc in zip(live.tables, games, strict=True):
+        game = None if doc is None else _load(doc, TableGame)
+        seats = len(table.players)
+        totals = game.totals if game is not None and game.totals else (0,) * seats
+        result = TableResult(
+            table=table.table,
+            game_id=table.game_id,
+            players=table.players,
+            totals=totals,
+            hands=0 if game is None else game.hands,
+            winners=game.winners if game is not None and game.phase == "ended" else (),
+            resigned=() if game is None else game.resigned,
+        )
+        tables.append((result, "waiting" if game is None else game.phase))
+    return tables
+
+
+def closed_round(tournament: Tournament, number: int) -> ClosedRound | None:
+    return next((c for c in tournament.closed if c.round == number), None)
+
+
+def revision(tournament: Tournament, games: Sequence[Doc | None]) -> int:
+    return max([tournament.revision, *(int(d["revision"]) for d in games if d is not None)])
+
+
+def now(tournament: Tournament, games: Sequence[Doc | None]) -> list[Row]:
+    """The standings now: every closed round, and the live round's games as they stand."""
+    rounds = [round_result(closed) for closed in tournament.closed]
+    live = tournament.live
+    if live is not None:
+        tables = tuple(result for result, _ in live_tables(tournament, games))
+        rounds.append(round_result(ClosedRound(live.round, tables, (), 0, 0, (), 0)))
+    return standings(tournament.players, rounds, tournament.high_wins, tournament.withdrawn)
+
+
+def as_of(tournament: Tournament, number: int) -> list[Row]:
+    """The standings as they were when round `number` closed: rounds 1..number alone, over
+    the players registered then. `number` must be a closed round."""
+    closed = [c for c in tournament.closed if c.round <= number]
+    last = closed_round(tournament, number)
+    assert last is not None, f"round {number} is not closed"
+    return standings(
+        tournament.players[: last.registered],
+        [round_result(c) for c in closed],
+        tournament.high_wins,
+        last.withdrawn,
+    )
