@@ -113,6 +113,9 @@ class Tournament(msgspec.Struct, frozen=True):
     live: LiveRound | None = None
     ended: bool = False
     revision: int = 0
+    duplicate: bool = False
+    """Whether every table of a round is dealt the same cards: then a live round is shown
+    only as far as every table still playing has got (`live_tables`)."""
 
 
 class TableGame(msgspec.Struct, frozen=True):
@@ -130,6 +133,8 @@ class TableGame(msgspec.Struct, frozen=True):
     winners: tuple[int, ...] = ()
     resigned: tuple[int, ...] = ()
     revision: int = 0
+    history: tuple[tuple[int, ...], ...] = ()
+    """Each seat's total after each hand ended, hand by hand (`totals` is the last)."""
 
 
 def _doc(value: msgspec.Struct) -> Doc:
@@ -187,6 +192,7 @@ def _tournament(data: Any, event: RecordedEvent, doc: Tournament | None) -> Tour
             high_wins=high_wins(data.variant),
             rounds=data.rounds,
             revision=position,
+            duplicate=data.duplicate,
         )
     if doc is None:
         raise ValueError(f"{event.stream_id} v{event.version}: no tournament before it")
@@ -234,7 +240,11 @@ def _game(data: Any, event: RecordedEvent, doc: TableGame | None) -> TableGame |
         return msgspec.structs.replace(doc, phase="playing", revision=position)
     if isinstance(data, HandEnded):
         return msgspec.structs.replace(
-            doc, totals=data.totals, hands=doc.hands + 1, revision=position
+            doc,
+            totals=data.totals,
+            hands=doc.hands + 1,
+            history=(*doc.history, data.totals),
+            revision=position,
         )
     if isinstance(data, SeatResigned):
         if data.seat in doc.resigned:
@@ -279,26 +289,52 @@ def live_tables(
     tournament: Tournament, games: Sequence[Doc | None]
 ) -> list[tuple[TableResult, str]]:
     """The live round's games as they stand, in table order, each with its phase (a game not
-    in the projection yet stands at zero, `waiting`)."""
+    in the projection yet stands at zero, `waiting`).
+
+    In a duplicate round a hand that has ended at one table is still to come at another, and
+    its scores tell something of the cards there. So while any table plays, every table is
+    shown as it stood after the fewest hands any table still playing has ended: the same
+    horizon the duplicate gate gives a game's readers who are not seated in it
+    (service/duplicate.py)."""
     live = tournament.live
     if live is None:
         return []
+    loaded = [None if doc is None else _load(doc, TableGame) for doc in games]
+    horizon = _duplicate_horizon(tournament, loaded)
     tables = []
-    for table, doc in zip(live.tables, games, strict=True):
-        game = None if doc is None else _load(doc, TableGame)
+    for table, game in zip(live.tables, loaded, strict=True):
         seats = len(table.players)
+        hands = 0 if game is None else game.hands
         totals = game.totals if game is not None and game.totals else (0,) * seats
+        phase = "waiting" if game is None else game.phase
+        winners = game.winners if game is not None and phase == "ended" else ()
+        if game is not None and horizon is not None and hands > horizon:
+            hands = horizon
+            totals = game.history[horizon - 1] if horizon else (0,) * seats
+            phase, winners = "playing", ()
         result = TableResult(
             table=table.table,
             game_id=table.game_id,
             players=table.players,
             totals=totals,
-            hands=0 if game is None else game.hands,
-            winners=game.winners if game is not None and game.phase == "ended" else (),
+            hands=hands,
+            winners=winners,
             resigned=() if game is None else game.resigned,
         )
-        tables.append((result, "waiting" if game is None else game.phase))
+        tables.append((result, phase))
     return tables
+
+
+def _duplicate_horizon(tournament: Tournament, games: Sequence[TableGame | None]) -> int | None:
+    """How many hands of a live duplicate round may be shown (None: all of them)."""
+    if not tournament.duplicate:
+        return None
+    playing = [0 if game is None else game.hands for game in games]
+    playing = [
+        hands for hands, game in zip(playing, games, strict=True)
+        if game is None or game.phase != "ended"
+    ]  # fmt: skip
+    return min(playing) if playing else None
 
 
 def closed_round(tournament: Tournament, number: int) -> ClosedRound | None:
