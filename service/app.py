@@ -36,6 +36,7 @@ from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
 from service.projections import ProjectionService
 from service.receipts import ReceiptKey, load_or_create, parse_key_text
+from service.referee import Referee
 from service.settings import Settings
 from service.watch import Watcher
 
@@ -156,10 +157,14 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         projections = ProjectionService(settings, opened)
         holder["projections"] = projections
         await projections.start()
-        log.info("started", store=type(opened).__name__)
+        referee = Referee(opened, holder["games"], tick=settings.referee_tick)  # type: ignore[arg-type]
+        if settings.referee:
+            referee.start()
+        log.info("started", store=type(opened).__name__, referee=settings.referee)
         try:
             yield
         finally:
+            await referee.stop()
             await watcher.stop()
             await projections.stop()
             if store is None:
