@@ -58,6 +58,7 @@ from service.record import (
     GameRecord,
     KeyUse,
 )
+from service.turns import deadline
 
 _IDS = uuid.UUID("6f1c3a52-6a55-4d0b-9d0e-0a7f3b2c9e11")
 SEEDS_PER_DEAL = 16
@@ -530,6 +531,27 @@ class GameService:
         self.metrics.count_by("turns_played_for", "reason", reason)
         log.info("turn_played_for", game_id=game_id, seat=seat, reason=reason, version=first)
         return Outcome(record, first, last, actor)
+
+    async def turn_deadlines(self, record: GameRecord) -> dict[int, datetime]:
+        """When each seat to act now runs out of time, in a game with a turn clock: from
+        the recorded time of the event that began its turn (service/turns.py), read from
+        the store once when this process appended it. None for a seat the bot plays (it is
+        played at once), nor once the game is over."""
+        turns, seconds = record.turns, record.lobby.options.turn_seconds
+        if turns is None or seconds is None or record.finished:
+            return {}
+        out: dict[int, datetime] = {}
+        for seat, version in list(turns.since.items()):
+            if record.lobby.resigned_reason(seat) is not None:
+                continue
+            began = record.turn_times.get(version)
+            if began is None:
+                rows = await self.store.read_stored(stream_id(record.game_id), version, 1)
+                if not rows:
+                    continue
+                began = record.turn_times[version] = rows[0].recorded_at
+            out[seat] = deadline(seconds, began)
+        return out
 
     @staticmethod
     def seat_for(record: GameRecord, token: str) -> int:

@@ -69,6 +69,7 @@ SERVICE_CODES: dict[str, str] = {
     "game_in_play": "the game is not over; only a finished game is exported",
     "not_your_seat": "the token holds another seat than the one named",
     "too_many_seeds": "the seat has set its seed as often as it may before the next deal",
+    "seat_resigned": "the seat has resigned (or its player withdrew): the service plays it now",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 
