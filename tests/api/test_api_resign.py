@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from service.audit.offline import verify_export
 from tests.api.players import Table, concrete, open_table
 
 pytestmark = pytest.mark.api
@@ -98,6 +99,13 @@ def test_a_seat_resigns_and_the_bot_plays_it_out_to_the_end(http: httpx.Client) 
     audit = http.get(f"/games/{table.game_id}/audit")
     assert audit.status_code == 200, audit.text
     assert audit.json()["ok"] is True
+    replay = http.get(f"/games/{table.game_id}/hands/1/replay")
+    assert replay.status_code == 200, replay.text
+    export = http.get(f"/games/{table.game_id}/export")
+    assert export.status_code == 200, export.text
+    assert verify_export(export.content).ok, "the export verifies offline, played turns too"
+    metrics = http.get("/metrics").text
+    assert 'fairway_turns_played_for_total{reason="resigned"}' in metrics
 
 
 def test_a_table_where_every_seat_resigned_finishes_by_the_bot(http: httpx.Client) -> None:
