@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -141,6 +142,11 @@ class Referee:
         self.checkpoint: Checkpoint = START
         self.caught_up = asyncio.Event()
         """Set once the referee has read the feed up to its head (the start-up scan)."""
+        self._moved: set[str] = set()
+        """Games folded since the last look: what is due there may have changed."""
+        self._timers: list[tuple[datetime, str]] = []
+        """A heap of (deadline, game): when to look at a game again. An entry may be stale
+        (the game moved since); looking at a game that is not due costs little."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -196,7 +202,13 @@ class Referee:
                 continue
             if event.version <= table.version:
                 continue  # adopted from a record that had it already
-            table.fold(event)
+            try:
+                table.fold(event)
+            except Exception as error:  # a history the rules cannot fold: not this one's to play
+                log.error("referee_cannot_fold", game_id=game_id, error=repr(error))
+                del self.tables[game_id]
+                continue
+            self._moved.add(game_id)
             if table.over:
                 del self.tables[game_id]
 
@@ -208,14 +220,26 @@ class Referee:
             return
         if record.started and not record.finished:
             self.tables[game_id] = Table.adopted(record, at)
+            self._moved.add(game_id)
 
     async def play_due(self) -> int:
         """Ask to play each due seat (one per game: its append moves the game, and the
-        feed brings the rest); returns how many turns were played."""
-        played = 0
+        feed brings the rest); returns how many turns were played. Looks only at the games
+        that moved and those whose deadline has come, so a thousand quiet clocked games
+        cost nothing per append."""
         now = self.now()
-        for game_id, table in list(self.tables.items()):
-            if table.tried == table.version or (found := table.due(now)) is None:
+        looks, self._moved = self._moved, set()
+        while self._timers and self._timers[0][0] <= now:
+            looks.add(heapq.heappop(self._timers)[1])
+        played = 0
+        for game_id in looks:
+            table = self.tables.get(game_id)
+            if table is None or table.tried == table.version:
+                continue
+            found = table.due(now)
+            if found is None:
+                if (next_one := table.next_deadline()) is not None:
+                    heapq.heappush(self._timers, (next_one, game_id))
                 continue
             seat, reason, began = found
             try:
@@ -225,17 +249,18 @@ class Referee:
             except (ApiError, RuleViolation) as refused:
                 log.error("referee_cannot_play", game_id=game_id, seat=seat, error=str(refused))
                 outcome = None
+            except BaseException:  # the store failed: look again after the pause
+                self._moved.update(looks)
+                raise
             table.tried = table.version
             played += outcome is not None
         return played
 
     def _wait(self) -> float:
         """Seconds until the earliest deadline, at most a tick."""
-        now = self.now()
-        soonest = min(
-            (d for table in self.tables.values() if (d := table.next_deadline()) is not None),
-            default=None,
-        )
-        if soonest is None:
+        if self._moved:
+            return 0.0
+        if not self._timers:
             return self.tick
-        return min(self.tick, max(0.01, (soonest - now).total_seconds()))
+        soonest = self._timers[0][0]
+        return min(self.tick, max(0.01, (soonest - self.now()).total_seconds()))

@@ -10,18 +10,21 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import httpx
 import pytest
 
+from events.migrate import migrate
 from events.schema.common import GameEnded, GameOptions
 from events.schema.lobby import TurnPlayedFor
 from events.store import PostgresStore
 from service.games import GameService, stream_id
 from service.metrics import Metrics
 from tests.e2e.test_cli import ROOT, serving
+from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.e2e
 
@@ -66,9 +69,19 @@ def test_serve_plays_a_turn_that_ran_out_while_no_referee_ran(tmp_path: Path) ->
         assert 'fairway_turns_played_for_total{reason="timeout"}' in metrics
 
 
+@pytest.fixture
+def own_database(postgres_server_url: str) -> Iterator[str]:
+    """A database of the test's own: the session's holds other tests' streams, and the API
+    server's referee, which would play this table out first."""
+    with throwaway_database(postgres_server_url, "fairway_refcli") as url:
+        migrate(url)
+        yield url
+
+
 async def test_fairway_referee_plays_out_a_table_whose_players_withdrew(
-    database_url: str,
+    own_database: str,
 ) -> None:
+    database_url = own_database
     store = await PostgresStore.open(database_url)
     try:
         games = GameService(store, Metrics())

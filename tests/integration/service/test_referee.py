@@ -1,18 +1,21 @@
 """The referee on real stores: a clocked game left alone finishes by timeouts, each turn
 played once even with two referees on one database, and nothing is played before its time.
 
-The referee's clock is an argument: the tests move it instead of sleeping 5 s a turn.
+The referee's clock is an argument: the tests move it instead of sleeping 5 s a turn. The
+PostgreSQL tests use a database of their own: a referee reads the feed from its start, and
+the session's database holds other tests' streams (and the API server's own referee).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from events.migrate import migrate
 from events.schema.common import GameEnded, GameOptions
 from events.schema.lobby import TurnPlayedFor
 from events.store import EmbeddedStore, EventStore, PostgresStore, RecordedEvent
@@ -21,6 +24,7 @@ from service.games import GameService, stream_id
 from service.metrics import Metrics
 from service.record import ACTION, PLAYED_FOR
 from service.referee import Referee
+from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.integration
 
@@ -39,12 +43,19 @@ class Clock:
         return datetime.now(UTC) + self.ahead
 
 
+@pytest.fixture(scope="module")
+def referee_db(postgres_server_url: str) -> Iterator[str]:
+    with throwaway_database(postgres_server_url, "fairway_referee") as url:
+        migrate(url)
+        yield url
+
+
 @pytest.fixture(params=["postgres", "embedded"])
 async def store(
-    request: pytest.FixtureRequest, tmp_path: Path, database_url: str
+    request: pytest.FixtureRequest, tmp_path: Path, referee_db: str
 ) -> AsyncIterator[EventStore]:
     if request.param == "postgres":
-        opened: EventStore = await PostgresStore.open(database_url, poll_interval=0.05)
+        opened: EventStore = await PostgresStore.open(referee_db, poll_interval=0.05)
     else:
         opened = await EmbeddedStore.open(tmp_path, poll_interval=0.05)
     try:
@@ -173,8 +184,8 @@ async def test_a_timeout_already_acted_on_is_not_played(store: EventStore) -> No
     assert len(played_for(await store.read_stream(stream_id(game_id)))) == 1
 
 
-async def test_two_referees_on_one_database_play_each_timeout_once(database_url: str) -> None:
-    stores = [await PostgresStore.open(database_url, poll_interval=0.02) for _ in range(2)]
+async def test_two_referees_on_one_database_play_each_timeout_once(referee_db: str) -> None:
+    stores = [await PostgresStore.open(referee_db, poll_interval=0.02) for _ in range(2)]
     services = [GameService(s, Metrics()) for s in stores]
     clock = Clock()
     referees = [Referee(s, g, now=clock, tick=TICK) for s, g in zip(stores, services, strict=True)]
