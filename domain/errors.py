@@ -18,6 +18,15 @@ CODES: dict[str, str] = {
     "invalid_play": "the cards played break the playing rules",
     "unknown_action": "the action does not exist in this variant",
     "invalid_config": "the game options or player count are not allowed for this variant",
+    # Tournaments (domain/tournament/decide.py).
+    "name_taken": "another player of the tournament has that name",
+    "registration_closed": "players register before the first round starts",
+    "unknown_player": "no player of the tournament has that name",
+    "player_withdrawn": "the player has withdrawn from the tournament",
+    "round_in_play": "a round is in play; the next starts once it has closed",
+    "tournament_over": "the tournament has ended (or played all its rounds)",
+    "not_enough_players": "too few active players to fill one table",
+    "no_round_in_play": "no round is in play",
 }
 
 

@@ -19,7 +19,7 @@ from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
-from service.api.audit import AuditController
+from service.api.audit import AuditController, TournamentAuditController
 from service.api.bodies import JsonRequest
 from service.api.contract_doc import complete
 from service.api.fairness import ReceiptKeyController, SeatSeedController
@@ -28,7 +28,9 @@ from service.api.listing import ProjectionsController
 from service.api.ops import OpsController
 from service.api.readmodels import PlayerController, ReadModelController
 from service.api.stream import StreamController, document
+from service.api.tournaments import TournamentController
 from service.api.variants import VariantController
+from service.duplicate import DuplicateGate
 from service.games import GameService
 from service.logging import configure_logging, log
 from service.metrics import Metrics
@@ -37,7 +39,9 @@ from service.problems import EXCEPTION_HANDLERS
 from service.projections import ProjectionService
 from service.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.referee import Referee
+from service.rounds import RoundKeeper
 from service.settings import Settings
+from service.tournaments import TournamentService
 from service.watch import Watcher
 
 DESCRIPTION = """\
@@ -66,6 +70,7 @@ def openapi_config() -> OpenAPIConfig:
             Tag(name="variants", description="The rules and a layout scorer"),
             Tag(name="operations", description="Health, readiness, metrics"),
             Tag(name="audit", description="Replay of finished hands, the audit, the export"),
+            Tag(name="tournaments", description="Organise a tournament: players, rounds"),
         ],
         components=Components(
             security_schemes={
@@ -152,8 +157,19 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             seed_chain_hands=settings.seed_chain_hands,
             retired_keys=settings.receipt_retired_keys,
         )
+        holder["gate"] = DuplicateGate(holder["games"])  # type: ignore[arg-type]
         watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
         watcher.start()
+        tournaments = TournamentService(
+            opened,
+            holder["games"],  # type: ignore[arg-type]
+            metrics,
+            settings.command_retries,
+            admin_key=settings.admin_key,
+        )
+        holder["tournaments"] = tournaments
+        keeper = RoundKeeper(opened, tournaments)
+        keeper.start()
         projections = ProjectionService(settings, opened)
         holder["projections"] = projections
         await projections.start()
@@ -166,6 +182,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         finally:
             await referee.stop()
             await watcher.stop()
+            await keeper.stop()
             await projections.stop()
             if store is None:
                 await opened.close()
@@ -175,6 +192,7 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         route_handlers=[
             GameController,
             AuditController,
+            TournamentAuditController,
             VariantController,
             OpsController,
             docs,
@@ -185,12 +203,15 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
             StreamController,
             ReadModelController,
             PlayerController,
+            TournamentController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
+            "tournaments": Provide(lambda: holder["tournaments"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
             "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
+            "gate": Provide(lambda: holder["gate"], sync_to_thread=False),
             "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
             "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
             "projections": Provide(lambda: holder["projections"], sync_to_thread=False),

@@ -12,7 +12,7 @@ import hashlib
 import random
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -324,6 +324,47 @@ class GameService:
         record = GameRecord.begin(game_id, created, result.head_hash)
         return self.cache.admit(record).record, creator_token
 
+    async def open_table(
+        self,
+        game_id: str,
+        created: GameCreated,
+        seats: Sequence[tuple[str, str]],
+        seat_seed: str = "",
+    ) -> GameRecord:
+        """Create a tournament's table started and seated, in one append: `game.created`,
+        each seat claimed for its player (`seats`: name and the hash of the player's token,
+        so one player token acts in all their games), with a duplicate round each seat's
+        seed (`seat_seed`), `game.started` and the first deal. The event ids derive from the
+        game id, which derives from the tournament, round and table: a retried or raced
+        start finds the game made first and returns it (its seed chain may be another's
+        draw) instead of making a second."""
+        events: list[Any] = [created]
+        events += [SeatClaimed(seat, name, digest) for seat, (name, digest) in enumerate(seats)]
+        if seat_seed:
+            events += [SeatSeedSet(seat, seat_seed) for seat in range(len(seats))]
+        events.append(GameStarted(created.variant, created.seats, created.options))
+        folded = GameRecord.begin(game_id, created)
+        for version, event in enumerate(events[1:], start=2):
+            folded.apply(version, event, {})
+        assert folded.decider is not None
+        events += _deal(folded, folded.decider, folded.state, self.seed_chain_hands)
+        new = [
+            NewEvent(event_id=uuid.uuid5(_IDS, f"{game_id}|open-table|{i}"), event=event)
+            for i, event in enumerate(events)
+        ]
+        try:
+            await self.store.append(stream_id(game_id), 0, new)
+        except (ConcurrencyError, EventIdConflict):
+            self.metrics.count("append_conflicts")  # made before: the stored game counts
+        record = await self.load(game_id)
+        first = record.entries[0].event
+        place = (created.tournament, created.round, created.table)
+        if (first.tournament, first.round, first.table) != place or not record.started:
+            raise ApiError(
+                500, "internal_error", f"game {game_id} is not table {place} as it should be"
+            )
+        return record
+
     async def _created_as(self, game_id: str, created: GameCreated) -> GameRecord | None:
         """The game a retried create made first, if it was created with the same request
         (everything but the seed chain, which each attempt draws afresh)."""
@@ -456,6 +497,14 @@ class GameService:
             status = record.status()
             if status is not None and status.phase == "game_over":
                 raise RuleViolation("game_over", "the game is over: no hand is dealt again")
+            if record.lobby.peers:
+                raise ApiError(
+                    409,
+                    "duplicate_deals",
+                    "every table of this duplicate round deals the same cards: the seat "
+                    "seeds come from the tournament's players (PUT /tournaments/{id}/"
+                    "players/{name}/seed)",
+                )
             if record.seeds_since_deal.get(seat, 0) >= SEEDS_PER_DEAL:
                 raise ApiError(
                     409,

@@ -33,7 +33,16 @@ _CONFLICTS = {
     "wrong_phase",
     "setup_incomplete",
     "already_done",
+    "name_taken",
+    "registration_closed",
+    "player_withdrawn",
+    "round_in_play",
+    "tournament_over",
+    "not_enough_players",
+    "no_round_in_play",
 }
+# Rule violations about a name that does not exist: 404.
+_MISSING = {"unknown_player"}
 
 # Codes the service adds to the domain's (domain/errors.py); documented in docs/API.md.
 SERVICE_CODES: dict[str, str] = {
@@ -69,7 +78,15 @@ SERVICE_CODES: dict[str, str] = {
     "game_in_play": "the game is not over; only a finished game is exported",
     "not_your_seat": "the token holds another seat than the one named",
     "too_many_seeds": "the seat has set its seed as often as it may before the next deal",
-    "seat_resigned": "the seat has resigned (or its player withdrew): the service plays it now",
+    "seat_resigned": "the seat has resigned (or its player withdrew): the service plays it",
+    "duplicate_deals": "a duplicate round's seat seeds are the tournament's: no seat sets its own",
+    "tournament_not_found": "no tournament has that id",
+    "not_organiser": "only the tournament's organiser may do this",
+    "not_admin": "creating a tournament needs the admin key",
+    "not_this_player": "the token is another player's",
+    "tournament_in_play": "the tournament has not ended; it is audited once it has",
+    "deals_to_come": "a table of the game's duplicate round is still in play: its deals are "
+    "to come there, so they are shown once every table has ended",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 
@@ -142,7 +159,7 @@ def _api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Probl
 
 
 def _rule_violation(request: Request[Any, Any, Any], exc: RuleViolation) -> Response[Problem]:
-    status = 409 if exc.code in _CONFLICTS else 422
+    status = 409 if exc.code in _CONFLICTS else 404 if exc.code in _MISSING else 422
     return problem_response(request, status, exc.code, exc.message)
 
 

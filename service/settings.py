@@ -100,6 +100,10 @@ class Settings(msgspec.Struct, frozen=True):
     """Seconds the referee waits at most between two looks at the clock (it also wakes at
     each append and at the earliest deadline)."""
 
+    admin_key: str | None = None
+    """FAIRWAY_ADMIN_KEY: when set, creating a tournament needs it (`Authorization: Bearer
+    <key>`); unset, anyone may create one."""
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read every variable once; raises `SettingsError` for the first unusable one."""
@@ -147,6 +151,7 @@ class Settings(msgspec.Struct, frozen=True):
             ),
             referee=read("FAIRWAY_REFEREE", default.referee, flag),
             referee_tick=read("FAIRWAY_REFEREE_TICK", default.referee_tick, positive),
+            admin_key=read.text("FAIRWAY_ADMIN_KEY"),
         )
 
 

@@ -19,10 +19,11 @@ from service.api import docs, listing
 from service.api import schemas as s
 from service.api.chain import disclose, links
 from service.api.contract import to_public
+from service.duplicate import DuplicateGate
 from service.games import GameService
 from service.problems import ApiError
 from service.record import GameRecord
-from service.spectators import horizon, state_at, status_at
+from service.spectators import state_at, status_at
 
 Action = GridAction | SheddingAction
 
@@ -55,6 +56,8 @@ LobbyKey = Annotated[
 ]
 SpectatorDelay = NamedDependency[int]
 """FAIRWAY_SPECTATOR_DELAY: the seat actions spectators are held back (service/spectators.py)."""
+Gate = NamedDependency[DuplicateGate]
+"""How far a reader not seated in a duplicate-deal game may see it (service/duplicate.py)."""
 IfNoneMatch = Annotated[
     str | None,
     HeaderParameter(
@@ -228,10 +231,11 @@ class GameController(Controller):
         game_id: GameId,
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.GameSummary]:
         record = await games.load(game_id)
-        version = horizon(record, spectator_delay)
+        version = await gate.visible(record, None, spectator_delay)
         deadlines = await clock_of(games, record, version)
         return answer(summary(record, version, deadlines), version, if_none_match)
 
@@ -334,10 +338,11 @@ class GameController(Controller):
         game_id: GameId,
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.PublicView]:
         record = await games.load(game_id)
-        version = horizon(record, spectator_delay)
+        version = await gate.visible(record, None, spectator_delay)
         decider = record.decider
         deadlines = await clock_of(games, record, version)
         seats = seat_states(record, deadlines)
@@ -446,6 +451,7 @@ class GameController(Controller):
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         after: Annotated[
             int, Parameter(ge=0, le=10_000_000, description="The last version already read")
         ] = 0,
@@ -457,7 +463,7 @@ class GameController(Controller):
         token = bearer(request)
         record = await games.load(game_id)
         viewer = None if token is None else games.seat_for(record, token)
-        visible = record.version if viewer is not None else horizon(record, spectator_delay)
+        visible = await gate.visible(record, viewer, spectator_delay)
         last = min(visible, after + limit)
         more = last < visible
         entries = feed(record, viewer, after + 1, last, visible)
@@ -482,10 +488,11 @@ class GameController(Controller):
         game_id: GameId,
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.Scores]:
         record = await games.load(game_id)
-        version = horizon(record, spectator_delay)
+        version = await gate.visible(record, None, spectator_delay)
         shown = record.entries[:version]
         hands = [
             s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)

@@ -23,9 +23,10 @@ from projections.base import ProjectionReader, ProjectionsUnavailable
 from service.api import docs
 from service.api import schemas as s
 from service.api.contract import Variant
-from service.api.games import GameId, IfNoneMatch, answer
+from service.api.games import GameId, Gate, IfNoneMatch, answer
 from service.games import GameService
 from service.problems import PROBLEM_JSON, ApiError, Problem
+from service.spectators import status_at
 
 UNAVAILABLE = {
     503: ResponseSpec(
@@ -137,8 +138,12 @@ class ReadModelController(Controller):
         game_id: GameId,
         reader: NamedDependency[ProjectionReader],
         games: NamedDependency[GameService],
+        gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[Scoreboard]:
+        """A table of a duplicate round still in play shows the hands every table of the
+        round has finished, and where it stood then (service/duplicate.py): a hand's scores
+        tell of its cards, which another table has still to play."""
         game_doc, hands_doc = await reader.get_many(
             scoreboard.Scoreboard.name, [scoreboard.key(game_id), scoreboard.hands_key(game_id)]
         )
@@ -147,11 +152,17 @@ class ReadModelController(Controller):
             raise ProjectionsUnavailable(f"game {game_id} is not in the scoreboard yet")
         line = msgspec.convert(game_doc, scoreboard.GameLine)
         hands = [] if hands_doc is None else msgspec.convert(hands_doc["hands"], list[s.HandScore])
-        status = line.status
+        status, version = line.status, line.version
+        sealed = await gate.sealed_now(game_id)
+        if sealed is not None and sealed[1] < line.version:  # not a read model that lags
+            record, version = sealed
+            status = status_at(record, version)
+            shown = {hand for hand, ended in record.hand_ended_at.items() if ended <= version}
+            hands = [hand for hand in hands if hand.hand in shown]
         body = Scoreboard(
             game_id=line.game_id,
             variant=line.variant,  # type: ignore[arg-type]
-            version=line.version,
+            version=version,
             seats=[s.SeatInfo(seat, name) for seat, name in enumerate(line.seats)],
             status=status,
             hands=hands,
@@ -159,7 +170,7 @@ class ReadModelController(Controller):
             finished=status is not None and status.phase == "game_over",
             winners=status.winners if status is not None else (),
         )
-        return answer(body, line.version, if_none_match)
+        return answer(body, version, if_none_match)
 
 
 class PlayerController(Controller):

@@ -31,7 +31,8 @@ from litestar.response import Stream
 from domain.decider import Viewer
 from events.store import StoreError
 from service.api import docs
-from service.api.games import GameId, SpectatorDelay, bearer, feed
+from service.api.games import GameId, Gate, SpectatorDelay, bearer, feed
+from service.duplicate import DuplicateGate
 from service.games import GameService
 from service.logging import log
 from service.metrics import Metrics
@@ -46,6 +47,9 @@ PAGE = 200
 """Events per write: what one slow client may hold in memory here."""
 RETRY_MS = 2000
 """The reconnection delay suggested to clients (SSE `retry:`)."""
+SEALED_POLL = 1.0
+"""Seconds between looks at a duplicate round's other tables while the gate holds this
+stream back (service/duplicate.py): their moves wake no subscriber of this game."""
 
 LastEventId = Annotated[
     str | None,
@@ -101,6 +105,7 @@ class StreamController(Controller):
         watcher: NamedDependency[Watcher],
         metrics: NamedDependency[Metrics],
         spectator_delay: SpectatorDelay,
+        gate: Gate,
         sse_heartbeat: NamedDependency[float],
         after: After = None,
         last_event_id: LastEventId = None,
@@ -112,7 +117,7 @@ class StreamController(Controller):
         record = await watcher.fresh(game_id)  # one query for a crowd connecting at once
         viewer = None if token is None else games.seat_for(record, token)
         start = int(last_event_id) if last_event_id is not None else (after or 0)
-        visible = visible_version(record, viewer, spectator_delay)
+        visible = await gate.visible(record, viewer, spectator_delay)
         if start > visible:
             source = "Last-Event-ID" if last_event_id is not None else "after"
             raise ApiError(
@@ -123,7 +128,7 @@ class StreamController(Controller):
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         if request.scope.get(HEAD):  # type: ignore[misc]  # headers only, not for ever
             return Stream((), media_type=EVENT_STREAM, headers=headers)
-        live = Live(watcher, metrics, game_id, viewer, spectator_delay, sse_heartbeat)
+        live = Live(watcher, metrics, gate, game_id, viewer, spectator_delay, sse_heartbeat)
         return Stream(live.messages(start), media_type=EVENT_STREAM, headers=headers)
 
 
@@ -134,12 +139,13 @@ class Live:
         self,
         watcher: Watcher,
         metrics: Metrics,
+        gate: DuplicateGate,
         game_id: str,
         viewer: Viewer,
         delay: int,
         heartbeat: float,
     ) -> None:
-        self.watcher, self.metrics = watcher, metrics
+        self.watcher, self.metrics, self.gate = watcher, metrics, gate
         self.game_id, self.viewer, self.delay, self.heartbeat = game_id, viewer, delay, heartbeat
 
     async def messages(self, last: int) -> AsyncIterator[bytes]:
@@ -163,10 +169,11 @@ class Live:
                             or await self.watcher.record(self.game_id, news.version)
                         )
                         fresh = False
+                        visible = await self.gate.visible(record, self.viewer, self.delay)
                     except (ApiError, StoreError) as error:
                         log.warning("stream_ended", game_id=self.game_id, error=str(error))
                         return  # the client reconnects, and hears the problem then
-                    visible = visible_version(record, self.viewer, self.delay)
+                    held = visible < visible_version(record, self.viewer, self.delay)
                     while last < visible:
                         upto = min(visible, last + PAGE)
                         yield self._page(record, last + 1, upto, visible)
@@ -176,6 +183,8 @@ class Live:
                     if record.finished and last >= record.version:
                         return
                     wait = quiet_until - loop.time()
+                    if held:
+                        wait = min(wait, SEALED_POLL)
                     if wait <= 0:
                         yield b": keep-alive\n\n"
                         quiet_until = loop.time() + self.heartbeat

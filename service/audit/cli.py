@@ -1,5 +1,6 @@
 """`fairway audit GAME_ID` (from the event store) and `fairway verify FILE` (from an export,
-no database, no server): two doors onto `audit_game`, printing the same report."""
+no database, no server): two doors onto `audit_game`, printing the same report; and
+`fairway audit-tournament ID`, onto `audit_tournament` (service/audit/tournament.py)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,46 @@ def _audit(args: argparse.Namespace) -> int:
     return _print(audit_game(args.game_id, rows, extra=[check], receipts=results), args.json)
 
 
+def _audit_tournament(args: argparse.Namespace) -> int:
+    from events.store import StoreError, open_store
+    from service.audit.tournament import audit_tournament, read_tournament, report_lines
+    from service.settings import Settings
+
+    if not GAME_ID.fullmatch(args.tournament_id):
+        print(
+            f"fairway audit-tournament: {args.tournament_id!r} is not a tournament id "
+            "(16 hex digits)",
+            file=sys.stderr,
+        )
+        return 2
+    settings = Settings.from_env()
+    url = None if args.data_dir is not None else (args.url or settings.database_url)
+    data_dir = args.data_dir if args.data_dir is not None else settings.data_dir
+
+    async def read() -> Any:
+        store = await open_store(url, data_dir, pool_min_size=1, pool_max_size=1)
+        try:
+            return await read_tournament(store, args.tournament_id)
+        finally:
+            await store.close()
+
+    try:
+        rows, games = asyncio.run(read())
+    except StoreError as error:
+        print(f"fairway audit-tournament: the event store: {error}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"fairway audit-tournament: no tournament {args.tournament_id}", file=sys.stderr)
+        return 2
+    report = audit_tournament(args.tournament_id, rows, games)
+    if args.json:
+        print(msgspec.json.encode(report).decode())
+    else:
+        for line in report_lines(report):
+            print(line, flush=True)
+    return 0 if report.ok else 1
+
+
 def _receipts(args: argparse.Namespace) -> tuple[list[Any], list[bytes]]:
     """The receipts of `--receipts` and the keys of `--key`; OSError or ValueError."""
     from service.audit.receipts import parse_key, parse_receipts
@@ -115,6 +156,17 @@ def add_commands(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print the report as JSON")
     _receipt_options(a)
     a.set_defaults(run=_audit)
+
+    t = sub.add_parser(
+        "audit-tournament",
+        help="audit a tournament: its round seeds, round 1's seating, duplicate deals, games",
+    )
+    t.add_argument("tournament_id")
+    where = t.add_mutually_exclusive_group()
+    where.add_argument("--url", default=None, help="PostgreSQL URL (default: DATABASE_URL)")
+    where.add_argument("--data-dir", type=Path, default=None, help="the embedded store's directory")
+    t.add_argument("--json", action="store_true", help="print the report as JSON")
+    t.set_defaults(run=_audit_tournament)
 
     v = sub.add_parser("verify", help="verify an exported game offline (no database, no server)")
     v.add_argument("file", help="the export, JSON or NDJSON ('-': standard input)")

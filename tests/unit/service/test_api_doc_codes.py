@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.problems import _CONFLICTS, ALL_CODES, SERVICE_CODES
+from service.problems import _CONFLICTS, _MISSING, ALL_CODES, SERVICE_CODES
 
 pytestmark = pytest.mark.unit
 
@@ -34,5 +34,5 @@ def test_every_problem_code_is_in_the_table_and_every_listed_code_exists() -> No
 
 @pytest.mark.parametrize("code", sorted(set(ALL_CODES) - set(SERVICE_CODES)))
 def test_a_rule_violation_is_listed_under_the_status_it_is_sent_with(code: str) -> None:
-    expected = 409 if code in _CONFLICTS else 422
+    expected = 409 if code in _CONFLICTS else 404 if code in _MISSING else 422
     assert expected in table()[code]

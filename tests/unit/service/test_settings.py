@@ -64,6 +64,12 @@ def test_every_variable_reaches_its_field() -> None:
     )
 
 
+def test_the_admin_key_guards_tournaments_only_when_set() -> None:
+    assert Settings.from_env({}).admin_key is None
+    assert Settings.from_env({"FAIRWAY_ADMIN_KEY": "  "}).admin_key is None
+    assert Settings.from_env({"FAIRWAY_ADMIN_KEY": " s3cret "}).admin_key == "s3cret"
+
+
 def test_a_blank_value_counts_as_unset() -> None:
     assert Settings.from_env({"FAIRWAY_PORT": "  ", "DATABASE_URL": ""}) == Settings()
 

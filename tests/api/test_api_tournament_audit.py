@@ -1,0 +1,53 @@
+"""GET /tournaments/{id}/audit over HTTP: an honest duplicate tournament's report once it
+has ended; 409 `tournament_in_play` before; 404 for no such tournament."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from events.store import EventStore, PostgresStore
+from service.games import GameService
+from service.metrics import Metrics
+from tests.support.duplicate_rounds import run_tournament
+
+pytestmark = pytest.mark.api
+
+
+@pytest.fixture
+async def games(database_url: str) -> AsyncIterator[GameService]:
+    store: EventStore = await PostgresStore.open(database_url)
+    try:
+        yield GameService(store, Metrics())
+    finally:
+        await store.close()
+
+
+async def test_an_ended_tournament_is_audited_and_one_in_play_is_refused(
+    games: GameService, api_base: str
+) -> None:
+    ended = await run_tournament(games, rounds=1)
+    going = await run_tournament(games, rounds=1, end=False)
+    async with httpx.AsyncClient(base_url=api_base, timeout=30) as http:
+        report = await http.get(f"/tournaments/{ended.tournament_id}/audit")
+        assert report.status_code == 200, report.text
+        body = report.json()
+        assert body["ok"]
+        assert body["duplicate"]
+        assert body["failures"] == []
+        assert {check["name"]: check["ok"] for check in body["checks"]} == dict.fromkeys(
+            ("chain", "round_seeds", "seating", "round_chain", "seat_seeds", "decks", "games"),
+            True,
+        )
+        assert [t["game_id"] for t in body["tables"]] == list(ended.rounds[0].ids)
+
+        refused = await http.get(f"/tournaments/{going.tournament_id}/audit")
+        assert refused.status_code == 409
+        assert refused.json()["code"] == "tournament_in_play"
+        missing = await http.get("/tournaments/0000000000000000/audit")
+        assert missing.status_code == 404
+        assert missing.json()["code"] == "tournament_not_found"
+        malformed = await http.get("/tournaments/NOPE/audit")
+        assert malformed.status_code == 400
