@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
+from events.migrate import migrate
 from service.audit.offline import verify_export
+from service.settings import Settings
 from tests.api.players import Table, concrete, open_table
+from tests.api.server import running_server
+from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.api
 
@@ -248,3 +253,36 @@ def test_a_played_for_draw_from_the_stock_discloses_no_metadata_to_the_others(
 
 def by(entries: list[dict[str, Any]], version: int) -> dict[str, Any]:
     return next(e for e in entries if e["version"] == version)
+
+
+@pytest.fixture(scope="module")
+def clocked_base(postgres_server_url: str, api_settings: Settings) -> Iterator[str]:
+    """A server of its own, on a database of its own, whose referee's clock runs an hour
+    ahead: every turn is out of time as soon as it begins."""
+    with throwaway_database(postgres_server_url, "fairway_clocked") as url:
+        migrate(url)
+        settings = msgspec.structs.replace(api_settings, database_url=url, referee_tick=0.05)
+        ahead = timedelta(hours=1)
+        with running_server(settings, referee_clock=lambda: datetime.now(UTC) + ahead) as base:
+            yield base
+
+
+def test_a_clocked_game_nobody_plays_finishes_by_timeouts_over_http(clocked_base: str) -> None:
+    with httpx.Client(base_url=clocked_base, timeout=20) as http:
+        table = open_table(http, "golf", 2, {"hands": 1, "turn_seconds": 5})
+        deadline = time.monotonic() + WAIT
+        while table.public()["status"]["phase"] != "game_over":
+            assert time.monotonic() < deadline, "the clocked game did not finish"
+            time.sleep(0.05)
+        events = feed(table)
+        played = [e for e in events if e["event"]["type"] == "turn.played_for"]
+        moves = {e["version"] for e in events if e["metadata"] and "action" in e["metadata"]}
+        assert played
+        assert {p["event"]["reason"] for p in played} == {"timeout"}
+        assert all(e["version"] + 1 in moves for e in played), "each opens a move"
+        assert all(p["metadata"]["played_for"] == "timeout" for p in played)
+        summary = http.get(f"/games/{table.game_id}").json()
+        assert summary["turn_deadline"] is None, "no clock runs in a finished game"
+        assert http.get(f"/games/{table.game_id}/audit").json()["ok"] is True
+        metrics = http.get("/metrics").text
+        assert f'fairway_turns_played_for_total{{reason="timeout"}} {len(played)}' in metrics
