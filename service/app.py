@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 
 from litestar import Litestar, Router, get
@@ -39,6 +40,7 @@ from service.middleware import TokenBuckets, make_middleware
 from service.problems import EXCEPTION_HANDLERS
 from service.projections import ProjectionService
 from service.receipts import ReceiptKey, load_or_create, parse_key_text
+from service.referee import Referee, utc_now
 from service.rounds import RoundKeeper
 from service.settings import Settings
 from service.tournaments import TournamentService
@@ -131,7 +133,14 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     )
 
 
-def create_app(settings: Settings | None = None, store: EventStore | None = None) -> Litestar:
+def create_app(
+    settings: Settings | None = None,
+    store: EventStore | None = None,
+    *,
+    referee_clock: Callable[[], datetime] = utc_now,
+) -> Litestar:
+    """`referee_clock`: the time as the referee reads it (tests move it on rather than wait
+    out turn clocks; service/referee.py)."""
     settings = settings or Settings.from_env()
     configure_logging(settings.log_level, settings.log_format)
     metrics = Metrics()
@@ -174,10 +183,19 @@ def create_app(settings: Settings | None = None, store: EventStore | None = None
         projections = ProjectionService(settings, opened)
         holder["projections"] = projections
         await projections.start()
-        log.info("started", store=type(opened).__name__)
+        referee = Referee(
+            opened,
+            holder["games"],  # type: ignore[arg-type]
+            now=referee_clock,
+            tick=settings.referee_tick,
+        )
+        if settings.referee:
+            referee.start()
+        log.info("started", store=type(opened).__name__, referee=settings.referee)
         try:
             yield
         finally:
+            await referee.stop()
             await watcher.stop()
             await keeper.stop()
             await projections.stop()

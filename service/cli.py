@@ -1,4 +1,4 @@
-"""The `fairway` command: serve, migrate, simulate, projector, openapi, audit, verify."""
+"""The `fairway` command: serve, migrate, simulate, projector, referee, openapi, audit, verify."""
 
 from __future__ import annotations
 
@@ -49,6 +49,12 @@ def _projector(args: argparse.Namespace) -> int:
     from service.projector_cli import run_projector
 
     return run_projector(args.rebuild)
+
+
+def _referee(args: argparse.Namespace) -> int:
+    from service.referee_cli import run_referee
+
+    return run_referee()
 
 
 def _openapi(args: argparse.Namespace) -> int:
@@ -112,6 +118,11 @@ def parser() -> argparse.ArgumentParser:
         help="build projection NAME from zero, switch readers to it, drop the old one, exit",
     )
     pr.set_defaults(run=_projector)
+
+    rf = sub.add_parser(
+        "referee", help="play timed-out turns and resigned seats (a process of its own)"
+    )
+    rf.set_defaults(run=_referee)
 
     o = sub.add_parser("openapi", help="write openapi/openapi.json, or --check for drift")
     o.add_argument("--check", action="store_true")

@@ -8,14 +8,18 @@ share: the game's lock, the idempotent replay, If-Match, the retries.
 
 from __future__ import annotations
 
+import hashlib
+import random
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
+from domain import clock
 from domain.decider import Decider
 from domain.errors import RuleViolation
 from domain.seed_chain import DEFAULT_HANDS, new_chain
@@ -29,6 +33,7 @@ from events.schema.lobby import (
     SeatResigned,
     SeatSeedSet,
     SeedChainExtended,
+    TurnPlayedFor,
 )
 from events.store import (
     ChainBroken,
@@ -48,10 +53,12 @@ from service.record import (
     ACTION,
     IDEMPOTENCY_KEY,
     IDEMPOTENCY_SCOPE,
+    PLAYED_FOR,
     REQUEST_HASH,
     GameRecord,
     KeyUse,
 )
+from service.turns import deadline
 
 _IDS = uuid.UUID("6f1c3a52-6a55-4d0b-9d0e-0a7f3b2c9e11")
 SEEDS_PER_DEAL = 16
@@ -154,7 +161,7 @@ class GameService:
             raise ApiError(404, "game_not_found", f"no game has the id {game_id!r}")
         record = GameRecord.begin(game_id, stored[0].data, stored[0].hash)
         for item in stored[1:]:
-            record.apply(item.version, item.data, item.metadata, item.hash, _append_of(item))
+            _fold_stored(record, item)
         slot = self.cache.admit(record)
         if slot.record is not record:  # another request admitted it meanwhile
             await self._catch_up(slot)
@@ -163,7 +170,7 @@ class GameService:
     async def _catch_up(self, slot: Slot) -> None:
         record = slot.record
         for item in await self._read(record.game_id, record.version + 1, record.head_hash):
-            record.apply(item.version, item.data, item.metadata, item.hash, _append_of(item))
+            _fold_stored(record, item)
         self.cache.account(slot)
 
     async def _read(self, game_id: str, from_version: int, prev_hash: bytes) -> list[RecordedEvent]:
@@ -238,13 +245,17 @@ class GameService:
         actor: Actor,
         decision: Decision,
         key: Key | None,
+        id_base: str | None = None,
     ) -> tuple[int, int]:
         """Append at the record's version and fold the events in. With a key the event ids
         are derived from it, and what the store holds is folded instead of what was decided
-        here: a retry that another instance stored first returns that instance's events."""
+        here: a retry that another instance stored first returns that instance's events.
+        Without a key, `id_base` (if any) derives the ids instead of chance."""
         record, events = slot.record, decision.events
         metadata = dict(decision.metadata)
-        if key is None:
+        if key is None and id_base is not None:
+            ids = [uuid.uuid5(_IDS, f"{id_base}|{i}") for i in range(len(events))]
+        elif key is None:
             ids = [uuid.uuid4() for _ in events]
         else:
             metadata |= {
@@ -532,6 +543,65 @@ class GameService:
 
         return await self._run(game_id, Command(authorize, decide))
 
+    async def play_for(
+        self,
+        game_id: str,
+        seat: int,
+        reason: str,
+        expected_version: int,
+        turn_began: datetime,
+        now: datetime,
+    ) -> Outcome | None:
+        """Play the seat's turn for it with the greedy bot (domain/clock.py), recorded as
+        `turn.played_for`, if the game still stands at `expected_version` and the seat is
+        due: its clock ran out at `now` (`timeout`, the turn having begun at `turn_began`),
+        or it has resigned or withdrawn (`reason` as recorded; played at once). None when
+        nothing was played.
+
+        Never retried: if the game moved, the seat acted or another instance played first
+        (the expected version decides, so a timeout is played once). The event ids and the
+        bot's choices derive from (game, version, seat), so every instance that tries the
+        same turn would store the same events."""
+        slot = await self._slot(game_id)
+        async with slot.lock:
+            await self._catch_up(slot)
+            record = slot.record
+            if record.version != expected_version:
+                return None
+            decision = _played_for(record, seat, reason, turn_began, now, self.seed_chain_hands)
+            if decision is None:
+                return None
+            actor = Actor(f"seat:{seat}", seat)
+            base = f"played-for|{game_id}|{expected_version}|{seat}"
+            try:
+                first, last = await self._append(slot, actor, decision, None, base)
+            except (ConcurrencyError, EventIdConflict):
+                return None
+        self.metrics.count_by("turns_played_for", "reason", reason)
+        log.info("turn_played_for", game_id=game_id, seat=seat, reason=reason, version=first)
+        return Outcome(record, first, last, actor)
+
+    async def turn_deadlines(self, record: GameRecord) -> dict[int, datetime]:
+        """When each seat to act now runs out of time, in a game with a turn clock: from
+        the recorded time of the event that began its turn (service/turns.py), read from
+        the store once when this process appended it. None for a seat the bot plays (it is
+        played at once), nor once the game is over."""
+        turns, seconds = record.turns, record.lobby.options.turn_seconds
+        if turns is None or seconds is None or record.finished:
+            return {}
+        out: dict[int, datetime] = {}
+        for seat, version in list(turns.since.items()):
+            if record.lobby.resigned_reason(seat) is not None:
+                continue
+            began = record.turn_times.get(version)
+            if began is None:
+                rows = await self.store.read_stored(stream_id(record.game_id), version, 1)
+                if not rows:
+                    continue
+                began = record.turn_times[version] = rows[0].recorded_at
+            out[seat] = deadline(seconds, began)
+        return out
+
     @staticmethod
     def seat_for(record: GameRecord, token: str) -> int:
         seat = record.lobby.seat_of(token)
@@ -548,6 +618,12 @@ def _append_of(item: RecordedEvent) -> object:
     return (item.recorded_at, item.metadata)
 
 
+def _fold_stored(record: GameRecord, item: RecordedEvent) -> None:
+    record.apply(
+        item.version, item.data, item.metadata, item.hash, _append_of(item), item.recorded_at
+    )
+
+
 def _anyone(scope: str) -> Callable[[GameRecord], Actor]:
     return lambda record: Actor(scope)
 
@@ -558,6 +634,37 @@ def _check_not_resigned(record: GameRecord, seat: int) -> None:
         raise ApiError(
             409, "seat_resigned", f"seat {seat} has {reason}: the service plays it out now"
         )
+
+
+def _played_for(
+    record: GameRecord,
+    seat: int,
+    reason: str,
+    turn_began: datetime,
+    now: datetime,
+    chain_hands: int,
+) -> Decision | None:
+    """What playing for `seat` appends, or None when it is not due: the game is not in
+    play, the seat has nothing to do, its clock has not run out, or `reason` is not why
+    the bot plays it."""
+    decider, state = record.decider, record.state
+    if decider is None or record.finished or seat not in decider.status(state).to_act:
+        return None
+    resigned = record.lobby.resigned_reason(seat)
+    if reason == "timeout":
+        turn_seconds = record.lobby.options.turn_seconds
+        if resigned is not None or not clock.due(turn_seconds, turn_began, now):
+            return None
+    elif resigned is None or resigned != reason:
+        return None
+    seed = hashlib.sha256(f"{record.game_id}|{record.version}|{seat}".encode()).digest()
+    action = clock.play_for(decider, state, seat, random.Random(seed))
+    events: list[Any] = [TurnPlayedFor(seat, reason)]
+    for event in decider.decide(state, Act(seat, action)):
+        state = decider.evolve(state, event)
+        events.append(event)
+    metadata = {"seat": seat, ACTION: msgspec.to_builtins(action), PLAYED_FOR: reason}
+    return Decision(events + _deal(record, decider, state, chain_hands), metadata)
 
 
 def _check_if_match(record: GameRecord, if_match: int | None) -> None:

@@ -15,6 +15,8 @@ class Metrics:
         self.counters: dict[str, int] = defaultdict(int)
         self.gauges: dict[str, int] = defaultdict(int)
         """Values that go up and down (open event streams), rendered as they are now."""
+        self.labelled: dict[tuple[str, str, str], int] = defaultdict(int)
+        """Counters with one label: (name, label, value)."""
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.requests[(method, route, status)] += 1
@@ -29,6 +31,10 @@ class Metrics:
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] += amount
+
+    def count_by(self, name: str, label: str, value: str, amount: int = 1) -> None:
+        """A counter split by one label (`turns_played_for` by `reason`)."""
+        self.labelled[(name, label, value)] += amount
 
     def gauge(self, name: str, change: int) -> None:
         self.gauges[name] += change
@@ -62,6 +68,12 @@ class Metrics:
             out.append(f'fairway_http_request_seconds_count{{route="{route}"}} {cumulative}')
         for name, n in sorted(self.counters.items()):
             out += [f"# TYPE fairway_{name}_total counter", f"fairway_{name}_total {n}"]
+        typed: set[str] = set()
+        for (name, label, value), n in sorted(self.labelled.items()):
+            if name not in typed:
+                typed.add(name)
+                out.append(f"# TYPE fairway_{name}_total counter")
+            out.append(f'fairway_{name}_total{{{label}="{value}"}} {n}')
         for name, n in sorted(self.gauges.items()):
             out += [f"# TYPE fairway_{name} gauge", f"fairway_{name} {n}"]
         return "\n".join(out) + "\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -26,6 +27,7 @@ from events.schema.lobby import (
     TurnPlayedFor,
 )
 from service.lobby import Lobby
+from service.turns import TurnStarts
 
 IDEMPOTENCY_KEY = "idempotency_key"
 IDEMPOTENCY_SCOPE = "idempotency_scope"
@@ -37,6 +39,9 @@ ACTION = "action"
 auditor can decide it again and compare (absent on events stored before it was recorded).
 It may name hidden cards (a Tens-shedding setup): no viewer sees metadata before the hand is
 over."""
+PLAYED_FOR = "played_for"
+"""On the events of a turn the service played for a seat: why (`timeout`, `resigned`,
+`withdrawn`), as the `turn.played_for` event that opens the append says."""
 RECORD_OVERHEAD = 8
 
 
@@ -95,6 +100,11 @@ class GameRecord:
     """What the events of the last append folded share (see `apply`)."""
     spectator_memo: tuple[int, Any] | None = None
     """The last state folded for a delayed spectator, with its version (service/spectators.py)."""
+    turns: TurnStarts | None = None
+    """Where each acting seat's turn began (service/turns.py), in a game with a turn clock."""
+    turn_times: dict[int, datetime] = field(default_factory=dict)
+    """The recorded time of the events that began the current turns, where known (events
+    read from the store; an event appended here is looked up when first asked for)."""
 
     @classmethod
     def begin(cls, game_id: str, created: GameCreated, chain_hash: bytes = b"") -> GameRecord:
@@ -129,6 +139,7 @@ class GameRecord:
         metadata: dict[str, Any],
         chain_hash: bytes = b"",
         append: object = None,
+        recorded_at: datetime | None = None,
     ) -> None:
         """Fold one stored event. Versions arrive in order; one already folded is skipped,
         since overlapping catch-ups (two readers, or a reader and the appender) deliver the
@@ -166,8 +177,12 @@ class GameRecord:
             )
         elif isinstance(event, GameStarted):
             self.decider, self.state = start(event)
+            if event.options.turn_seconds is not None:
+                self.turns = TurnStarts()
         elif self.decider is not None:
             self.state = self.decider.evolve(self.state, event)
+            if self.turns is not None:
+                self._turn_moved(version, recorded_at)
             if isinstance(event, HandDealt):
                 hand = event.hand
                 self.seeds_since_deal.clear()
@@ -187,6 +202,16 @@ class GameRecord:
             used = self.keys.get((scope, key))
             first = used.first_version if used is not None else version
             self.keys[(scope, key)] = KeyUse(str(metadata.get(REQUEST_HASH)), first, version)
+
+    def _turn_moved(self, version: int, recorded_at: datetime | None) -> None:
+        assert self.turns is not None
+        assert self.decider is not None
+        self.turns.advance(self.decider.status(self.state), version)
+        began = set(self.turns.since.values())
+        if recorded_at is not None and version in began:
+            self.turn_times[version] = recorded_at
+        for old in [v for v in self.turn_times if v not in began]:
+            del self.turn_times[old]
 
     def state_at(self, version: int) -> Any:
         """The play state just after `version`, folded again by the same decider when the
@@ -212,7 +237,18 @@ class GameRecord:
         over, or nothing in it is hidden from them. Only then may they see its event id and
         metadata: with those, the chain hash would let them try each card a hidden field
         could hold (52 tries) and find the one that hashes right."""
-        return self.hand_over(entry, as_of) or self.redact(entry, viewer, as_of) == entry.event
+        if self.hand_over(entry, as_of):
+            return True
+        if isinstance(entry.event, TurnPlayedFor):
+            # Its metadata names the action played, as the action's own events' does: it
+            # is known whole exactly where the action's first event is.
+            following = entry.version  # the index of the next entry
+            return (
+                following < len(self.entries)
+                and self.entries[following].version <= as_of
+                and self.knows_whole(self.entries[following], viewer, as_of)
+            )
+        return bool(self.redact(entry, viewer, as_of) == entry.event)
 
     def shows_hash(self, entry: Entry, viewer: Viewer, as_of: int) -> bool:
         """Whether the event's chain hash may be shown to `viewer`: when they know the whole

@@ -92,6 +92,13 @@ class Settings(msgspec.Struct, frozen=True):
     """Spectators see each game this many seat actions behind (0: live), so that nobody can
     relay a live table to a player; seats are never delayed, and a finished game is shown
     whole."""
+    referee: bool = True
+    """Run the referee in this process (service/referee.py): it plays the turns whose clock
+    ran out and the seats that resigned. Off: a deployment runs it elsewhere (`fairway
+    referee`); any number may run, each turn is played once."""
+    referee_tick: float = 1.0
+    """Seconds the referee waits at most between two looks at the clock (it also wakes at
+    each append and at the earliest deadline)."""
 
     admin_key: str | None = None
     """FAIRWAY_ADMIN_KEY: when set, creating a tournament needs it (`Authorization: Bearer
@@ -145,6 +152,8 @@ class Settings(msgspec.Struct, frozen=True):
             spectator_delay=read(
                 "FAIRWAY_SPECTATOR_DELAY", default.spectator_delay, integer(0, 10_000)
             ),
+            referee=read("FAIRWAY_REFEREE", default.referee, flag),
+            referee_tick=read("FAIRWAY_REFEREE_TICK", default.referee_tick, positive),
             admin_key=read.text("FAIRWAY_ADMIN_KEY"),
             round_keeper=read("FAIRWAY_ROUND_KEEPER", default.round_keeper, flag),
         )

@@ -17,6 +17,7 @@ import msgspec
 
 from domain.decider import Viewer
 from events.codec import GENESIS_HASH
+from events.schema.lobby import TurnPlayedFor
 from service.api import schemas as s
 from service.games import GameService, stream_id
 from service.record import Entry, GameRecord
@@ -39,6 +40,8 @@ def links(
     for entry in record.entries[first - 1 : last]:
         event = record.redact(entry, viewer, as_of)
         whole = event == entry.event or record.hand_over(entry, as_of)
+        if isinstance(entry.event, TurnPlayedFor):  # known whole where its move is
+            whole = record.knows_whole(entry, viewer, as_of)
         shown = whole or record.shows_hash(entry, viewer, as_of)
         link = entry.hash.hex() if shown and entry.hash else None
         yield entry, event, link, prev

@@ -21,6 +21,10 @@ from events.schema import common, grid, lobby, shedding
 from events.schema.common import SeedHex
 
 Variant = Literal["hang-ten", "tens", "golf", "basketball", "tens-shedding"]
+ResignReason = Literal["resigned", "withdrawn"]
+"""Why the bot plays a seat: its holder resigned, or its player withdrew from the tournament."""
+PlayedForReason = Literal["timeout", "resigned", "withdrawn"]
+"""Why the service played a seat's turn: its clock ran out, or the seat resigned/withdrew."""
 HandEndReason = Literal["went_out", "all_face_up", "turn_limit", "stock_exhausted"]
 """Why a hand ended: a player went out (Golf, Tens-shedding), every card was face up,
 the turn limit was reached, or the stock could not be rebuilt."""
@@ -52,6 +56,8 @@ SHAPES: tuple[Shape, ...] = (
         types={"anchor": SeedHex, "secret": SeedHex | None},
         blank_is_null=("secret",),
     ),
+    Shape(lobby.SeatResigned, types={"reason": ResignReason}),
+    Shape(lobby.TurnPlayedFor, types={"reason": PlayedForReason}),
     Shape(common.GameStarted, types={"variant": Variant}),
     Shape(
         common.HandDealt,

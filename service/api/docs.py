@@ -19,7 +19,7 @@ _WHY = {
     403: "A valid token without the right (`not_creator`, `not_your_seat`)",
     404: "No such game or variant (`game_not_found`, `variant_not_found`)",
     409: "The game's state forbids it now (`not_your_turn`, `wrong_phase`, `game_over`, "
-    "`stale_version`, `seat_taken`, `seat_free`, `conflict`, ...)",
+    "`stale_version`, `seat_taken`, `seat_free`, `seat_resigned`, `conflict`, ...)",
     413: "The body is too large (`body_too_large`)",
     415: "The body is not JSON (`unsupported_media_type`)",
     422: "Well-formed but not acceptable (`invalid_request`, `illegal_position`, "
@@ -59,6 +59,7 @@ SEAT_READ = NOT_MODIFIED | problems(*_ANY, *_GAME, 401)
 CLAIM = problems(*_ANY, *_BODY, *_GAME, 409, 422)
 RELEASE = problems(*_ANY, *_GAME, 401, 403, 409, 422)
 START = problems(*_ANY, *_GAME, 401, 403, 409, 422)
+RESIGN = problems(*_ANY, *_GAME, 401, 403, 409, 422)
 PLAY = problems(*_ANY, *_BODY, *_GAME, 401, 409, 422)
 VARIANT_LIST = problems(429)
 VARIANT = problems(400, 404, 429)

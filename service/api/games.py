@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
@@ -125,7 +126,35 @@ def answer(
     return Response(body, status_code=status_code, headers=headers)
 
 
-def summary(record: GameRecord, version: int | None = None) -> s.GameSummary:
+def seat_states(
+    record: GameRecord, deadlines: dict[int, datetime] | None = None
+) -> list[s.SeatState]:
+    """Each seat's holder, whether the bot plays it, and when its time to act runs out."""
+    lobby, deadlines = record.lobby, deadlines or {}
+    return [
+        s.SeatState(
+            seat,
+            name,
+            lobby.resigned_reason(seat),  # type: ignore[arg-type]
+            _iso(deadlines.get(seat)),
+        )
+        for seat, name in enumerate(lobby.names)
+    ]
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+async def clock_of(games: GameService, record: GameRecord, version: int) -> dict[int, datetime]:
+    """The turn deadlines shown with the game as of `version`: the live game's only (a
+    delayed spectator sees none: the clock would tell them the table has moved on)."""
+    return await games.turn_deadlines(record) if version == record.version else {}
+
+
+def summary(
+    record: GameRecord, version: int | None = None, deadlines: dict[int, datetime] | None = None
+) -> s.GameSummary:
     """The game's lobby and status, as of `version` (default: now)."""
     lobby = record.lobby
     version = record.version if version is None else version
@@ -134,11 +163,12 @@ def summary(record: GameRecord, version: int | None = None) -> s.GameSummary:
         game_id=record.game_id,
         variant=lobby.variant,  # type: ignore[arg-type]
         title=lobby.title,
-        seats=[s.SeatInfo(seat, name) for seat, name in enumerate(lobby.names)],
+        seats=seat_states(record, deadlines),
         options=lobby.options,
         version=version,
         started=record.started,
         status=status,
+        turn_deadline=_iso(min(deadlines.values(), default=None) if deadlines else None),
     )
 
 
@@ -206,7 +236,8 @@ class GameController(Controller):
     ) -> Response[s.GameSummary]:
         record = await games.load(game_id)
         version = await gate.visible(record, None, spectator_delay)
-        return answer(summary(record, version), version, if_none_match)
+        deadlines = await clock_of(games, record, version)
+        return answer(summary(record, version, deadlines), version, if_none_match)
 
     @post(
         "/{game_id:str}/seats",
@@ -251,6 +282,30 @@ class GameController(Controller):
         )
 
     @post(
+        "/{game_id:str}/seats/{seat:int}/resign",
+        operation_id="resignSeat",
+        summary="Resign the seat: from now on the service's bot plays it out",
+        security=SEAT_TOKEN,
+        status_code=200,
+        responses=docs.RESIGN,
+        response_headers=docs.ETAG,
+    )
+    async def resign(
+        self,
+        game_id: GameId,
+        seat: Annotated[int, Parameter(ge=0, le=9, description="The seat to resign")],
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+    ) -> Response[s.GameSummary]:
+        """With the seat's own token, in a game in play. The seat's token still reads its
+        view but acts no more (`409 seat_resigned`); what the seat scores is what the bot's
+        moves score (docs/TOURNAMENTS.md, "Turn clocks and resigning")."""
+        outcome = await games.resign(game_id, required_token(request), seat)
+        return answer(
+            signed_summary(games, outcome.record, outcome.last_version), outcome.last_version
+        )
+
+    @post(
         "/{game_id:str}/start",
         operation_id="startGame",
         summary="Start the game (creator)",
@@ -289,12 +344,20 @@ class GameController(Controller):
         record = await games.load(game_id)
         version = await gate.visible(record, None, spectator_delay)
         decider = record.decider
+        deadlines = await clock_of(games, record, version)
+        seats = seat_states(record, deadlines)
+        deadline = _iso(min(deadlines.values(), default=None))
         if decider is None:
-            body = s.PublicView(record.game_id, version, None, None)
+            body = s.PublicView(record.game_id, version, None, None, seats, deadline)
         else:
             state = state_at(record, version)
             body = s.PublicView(
-                record.game_id, version, decider.status(state), decider.view(state, None)
+                record.game_id,
+                version,
+                decider.status(state),
+                decider.view(state, None),
+                seats,
+                deadline,
             )
         return answer(body, version, if_none_match)
 

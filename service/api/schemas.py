@@ -16,7 +16,14 @@ from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction, SheddingOption
-from service.api.contract import PUBLIC_EVENTS, Event, HandEndReason, Variant
+from service.api.contract import (
+    PUBLIC_EVENTS,
+    Event,
+    HandEndReason,
+    PlayedForReason,
+    ResignReason,
+    Variant,
+)
 from service.receipts import Receipt
 
 Action = GridAction | SheddingAction
@@ -85,18 +92,32 @@ class SeatInfo(msgspec.Struct):
     name: str | None
 
 
+class SeatState(SeatInfo):
+    """A seat as the game stands now: who holds it, whether the bot plays it, its clock."""
+
+    resigned: ResignReason | None = None
+    """Why the service's bot plays this seat now (`resigned`, `withdrawn`), null while its
+    holder does (docs/TOURNAMENTS.md, "Turn clocks and resigning")."""
+    turn_deadline: str | None = None
+    """When the seat's time to act runs out (RFC 3339), in a game with a turn clock and
+    while it is this seat's to act; null otherwise. Past it, the service plays for the seat
+    with the greedy bot (`turn.played_for`)."""
+
+
 class GameSummary(msgspec.Struct):
     game_id: str
     variant: Variant
     title: str
-    seats: list[SeatInfo]
+    seats: list[SeatState]
     options: GameOptions
     version: int
     started: bool
     status: Status | None
     receipt: Receipt | None = None
-    """On the answers to start and release: the service's signature on the game's history
-    up to `version`; null on reads."""
+    """On the answers to start, release and resign: the service's signature on the game's
+    history up to `version`; null on reads."""
+    turn_deadline: str | None = None
+    """The earliest `turn_deadline` of the seats to act (null without a running clock)."""
 
 
 class PublicView(msgspec.Struct):
@@ -107,6 +128,10 @@ class PublicView(msgspec.Struct):
     status: Status | None
     view: View | None
     """The variant's view for a spectator; null before the game starts."""
+    seats: list[SeatState] = msgspec.field(default_factory=list)
+    """Each seat's holder, whether the bot plays it, and its turn clock."""
+    turn_deadline: str | None = None
+    """The earliest `turn_deadline` of the seats to act (null without a running clock)."""
 
 
 class SeatView(msgspec.Struct):
@@ -128,7 +153,9 @@ class EventMetadata(msgspec.Struct, omit_defaults=True):
     seat: int | None = None
     """The seat that acted."""
     action: Action | None = None
-    """The action as the seat sent it."""
+    """The action as the seat sent it (or as the service's bot chose it for the seat)."""
+    played_for: PlayedForReason | None = None
+    """Set when the service played the action for the seat, and why (`turn.played_for`)."""
     idempotency_key: str | None = None
     idempotency_scope: str | None = None
     request_hash: str | None = None

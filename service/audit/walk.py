@@ -3,10 +3,13 @@
 The walk folds the stored events in order. Before each action's events it decides the
 recorded action (`metadata["action"]`, from `metadata["seat"]`) on the state before them and
 compares what it gets with what is stored; before each deal it decides `DealHand` with the
-stored seed. One comparison covers the deck (every card an event names comes from the
-seed's shuffle), the legality of the move, the scores, the end of the hand and of the game,
-and the winners: a difference is filed under the check its field belongs to. The walk
-always folds what is stored, so one bad event does not hide the checks of those after it.
+stored seed. A turn the service played for a seat (`turn.played_for`, then the action's
+events in the same append) is decided again like any other: the event must name the seat
+the move is recorded for, and carry the move's metadata. One comparison covers the deck
+(every card an event names comes from the seed's shuffle), the legality of the move, the
+scores, the end of the hand and of the game, and the winners: a difference is filed under
+the check its field belongs to. The walk always folds what is stored, so one bad event does
+not hide the checks of those after it.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from domain.errors import RuleViolation
 from domain.variants import start
 from events.schema import lobby
 from events.schema.common import DealHand, GameEnded, GameStarted, HandDealt, HandEnded
-from events.schema.lobby import GameCreated
+from events.schema.lobby import GameCreated, TurnPlayedFor
 from service.audit.found import Item, Walk
 from service.audit.moves import compare, decide, move, tag
 from service.audit.report import Failure
+from service.record import PLAYED_FOR
 
 MOVE_SPAN = 256
 """More events than one move or deal ever makes: the stored events a decision is held to."""
@@ -43,6 +47,8 @@ def walk(items: Sequence[Item], stop: int) -> Walk:
         item = items[i]
         event = item.event
         if isinstance(event, LOBBY):
+            if isinstance(event, TurnPlayedFor):
+                _check_played_for(found, hand, item, items[i + 1] if i + 1 < len(items) else None)
             created = event if isinstance(event, GameCreated) else created
             found.variant = found.variant or getattr(event, "variant", None)
             i += 1
@@ -94,6 +100,21 @@ def walk(items: Sequence[Item], stop: int) -> Walk:
                 found.game_ended = (stored.version, stored.event)
         i += batch
     return found
+
+
+def _check_played_for(found: Walk, hand: int, item: Item, following: Item | None) -> None:
+    """A `turn.played_for` opens the append of the move it played: it names the seat the
+    move's metadata names, for the reason the metadata gives, and the move follows."""
+    event, metadata = item.event, item.metadata
+    if metadata.get("seat") != event.seat:
+        detail = f"differs from the seat of the move (metadata.seat {metadata.get('seat')!r})"
+        found.fail(hand, Failure("legality", item.version, "data.seat", detail))
+    elif metadata.get(PLAYED_FOR) != event.reason:
+        detail = f"differs from metadata.played_for ({metadata.get(PLAYED_FOR)!r})"
+        found.fail(hand, Failure("legality", item.version, "data.reason", detail))
+    elif following is None or following.metadata != metadata or isinstance(following.event, LOBBY):
+        detail = "is not followed by the move it played (the same append's events)"
+        found.fail(hand, Failure("legality", item.version, "type", detail))
 
 
 def _deal_command(dealt: HandDealt) -> DealHand:

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 import uvicorn
@@ -23,11 +24,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(settings: Settings) -> Iterator[str]:
-    """Serve `create_app(settings)` with uvicorn until the block ends; yields the base URL."""
+def running_server(settings: Settings, **app_options: Any) -> Iterator[str]:
+    """Serve `create_app(settings, **app_options)` with uvicorn until the block ends; yields
+    the base URL."""
     port = free_port()
     config = uvicorn_config(
-        create_app(settings), settings, host="127.0.0.1", port=port, lifespan="on"
+        create_app(settings, **app_options), settings, host="127.0.0.1", port=port, lifespan="on"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="fairway-test-server", daemon=True)

@@ -57,6 +57,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/games/{game_id:str}/start"): SEAT_ONLY,
     ("PUT", "/games/{game_id:str}/seats/{seat:int}/seed"): SEAT_ONLY,
     ("DELETE", "/games/{game_id:str}/seats/{seat:int}"): SEAT_ONLY,
+    ("POST", "/games/{game_id:str}/seats/{seat:int}/resign"): SEAT_ONLY,
     ("POST", "/games/{game_id:str}/seats"): LOBBY,
 }
 BODIES: dict[str, Any] = {

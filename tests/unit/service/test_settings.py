@@ -145,3 +145,12 @@ def test_cors_origins_accept_any_with_a_star_and_none_by_default() -> None:
     assert Settings.from_env({"FAIRWAY_CORS_ORIGINS": "*"}).cors_origins == ("*",)
     assert Settings.from_env({"FAIRWAY_CORS_ORIGINS": " , "}).cors_origins == ()
     assert Settings().cors_origins == ()
+
+
+def test_the_referee_runs_by_default_and_may_be_turned_off() -> None:
+    assert Settings.from_env({}).referee is True
+    off = Settings.from_env({"FAIRWAY_REFEREE": "off", "FAIRWAY_REFEREE_TICK": "0.25"})
+    assert (off.referee, off.referee_tick) == (False, 0.25)
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({"FAIRWAY_REFEREE_TICK": "0"})
+    assert raised.value.name == "FAIRWAY_REFEREE_TICK"
