@@ -40,6 +40,8 @@ _EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[
 """A document's `events`: (version, event) pairs of any stored event type, tagged by `type`."""
 
 
+_LOBBY_TYPES = frozenset(LOBBY_EVENTS)
+"""The lobby's event types, tested by exact type (events are never subclassed)."""
 _WRITES = (HandEnded, GameEnded)
 """The events that write a hand (a tuple: `isinstance` checks it faster than a union)."""
 
@@ -73,9 +75,11 @@ class Replays:
             return ()
         history = self.folds.history(event)
         hand, first = _hand_start(history)
-        events = msgspec.to_builtins(
-            [pair for pair in history if pair[0] >= first and not isinstance(pair[1], LOBBY_EVENTS)]
-        )
+        # The events themselves, not their `to_builtins` copy: the store encodes them to the
+        # same JSON in one pass (converting first was a fifth of this projection's cost).
+        events = [
+            pair for pair in history if pair[0] >= first and type(pair[1]) not in _LOBBY_TYPES
+        ]
         return (
             Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),
             IndexAdd(hands_index(game), str(hand), hand),
