@@ -25,7 +25,7 @@ from events.schema.common import GameEnded, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
 from projections.base import Doc, Incr, IndexAdd, Put, Write
-from projections.folds import game_id
+from projections.folds import GAME_PREFIX, game_id
 
 _READS = (GameCreated, SeatClaimed, SeatReleased, GameStarted, GameEnded)
 
@@ -78,8 +78,8 @@ class Players:
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         if not isinstance(event.data, _READS):  # first: most events stop here
             return ()
-        game = game_id(event)
-        return () if game is None else (game_key(game),)
+        stream = event.stream_id  # `game:<game_id>`, which is `game_key(game_id)`
+        return (stream,) if stream.startswith(GAME_PREFIX) else ()
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
         data = event.data

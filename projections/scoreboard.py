@@ -27,7 +27,7 @@ from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
 from projections.base import Doc, Put, Write
 from projections.feed import Feed
-from projections.folds import GameFolds, game_id
+from projections.folds import GAME_PREFIX, GameFolds
 
 
 class HandLine(msgspec.Struct, frozen=True):
@@ -80,23 +80,24 @@ class Scoreboard:
         await self.folds.prepare(batch, None if feed is None else feed.read_stream)
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
-        game = game_id(event)
-        if game is None:
+        stream = event.stream_id  # `game:<game_id>`: the game document's key too
+        if not stream.startswith(GAME_PREFIX):
             return ()
         if isinstance(event.data, HandEnded):
-            return (key(game), hands_key(game))
-        return (key(game),)
+            return (stream, hands_key(stream[len(GAME_PREFIX) :]))
+        return (stream,)
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
-        game = game_id(event)
-        if game is None:
+        stream = event.stream_id  # `game:<game_id>`, which is `key(game_id)`
+        if not stream.startswith(GAME_PREFIX):
             return ()
         data = event.data
+        game = stream[len(GAME_PREFIX) :]
         if not self.folds.last_in_batch(event) and not isinstance(data, _SEATS):
             # A later event of this game in the batch writes the document: its version and
             # status are the ones that stay.
             return (_hand_ended(game, data, docs),) if isinstance(data, HandEnded) else ()
-        doc = docs.get(key(game))
+        doc = docs.get(stream)
         if isinstance(data, GameCreated):
             new: Doc = {
                 "game_id": game,
@@ -114,7 +115,7 @@ class Scoreboard:
                 new["seats"] = seats
             new["status"] = _status(self.folds.status_after(event))
         new["version"] = event.version
-        put = Put(key(game), new)
+        put = Put(stream, new)
         if isinstance(data, HandEnded):
             return (put, _hand_ended(game, data, docs))
         return (put,)
