@@ -67,11 +67,16 @@ class GameFold:
     decider: Decider | None = None
     state: Any = None
     finished: bool = False
+    dealt: int = 0
+    """Where in `events` the last `hand.dealt` is when it deals a hand after the first (what
+    `let_go` keeps from); 0 when there is nothing before it to let go."""
 
     def add(self, version: int, event: Any) -> None:
         self.version = version
         if self.keep:
             self.events.append((version, event))
+            if isinstance(event, HandDealt):
+                self.dealt = len(self.events) - 1 if event.hand > 1 else 0
         if isinstance(event, GameEnded):
             self.finished = True
         if not self.play:
@@ -86,16 +91,16 @@ class GameFold:
 
     def let_go(self) -> int:
         """Forget the events before the last `hand.dealt` of a hand after the first (every
-        earlier hand is over and written); how many were let go."""
-        for at in range(len(self.events) - 1, 0, -1):
-            version, event = self.events[at]
-            if isinstance(event, HandDealt):
-                if event.hand == 1:
-                    return 0
-                del self.events[:at]
-                self.start = version
-                return at
-        return 0
+        earlier hand is over and written); how many were let go. Kept track of by `add`, so
+        a game touched by every small batch of a following projector costs nothing here (a
+        search back through the hand each time did, quadratically in the hand's length)."""
+        at = self.dealt
+        if at <= 0:
+            return 0
+        self.start = self.events[at][0]
+        del self.events[:at]
+        self.dealt = 0
+        return at
 
     @property
     def weight(self) -> int:
