@@ -48,6 +48,7 @@ def game_id(event: RecordedEvent) -> str | None:
     return stream[len(GAME_PREFIX) :] if stream.startswith(GAME_PREFIX) else None
 
 
+_LOBBY_TYPES = frozenset(LOBBY_EVENTS)
 GAME_WEIGHT = 20
 """What a game's own fold costs to keep, in events (its play state: about 4 KB, where a
 kept event, decoded, takes about 200 B)."""
@@ -72,18 +73,20 @@ class GameFold:
     `let_go` keeps from); 0 when there is nothing before it to let go."""
 
     def add(self, version: int, event: Any) -> None:
+        # By exact type (events are never subclassed): this runs for every event of a fold.
+        kind = type(event)
         self.version = version
         if self.keep:
             self.events.append((version, event))
-            if isinstance(event, HandDealt):
+            if kind is HandDealt:
                 self.dealt = len(self.events) - 1 if event.hand > 1 else 0
-        if isinstance(event, GameEnded):
+        if kind is GameEnded:
             self.finished = True
         if not self.play:
             return
-        if isinstance(event, GameStarted):
+        if kind is GameStarted:
             self.decider, self.state = start(event)
-        elif self.decider is not None and not isinstance(event, LOBBY_EVENTS):
+        elif self.decider is not None and kind not in _LOBBY_TYPES:
             self.state = self.decider.evolve(self.state, event)
 
     def through(self, version: int) -> list[tuple[int, Any]]:
