@@ -42,8 +42,9 @@ _EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[
 
 _LOBBY_TYPES = frozenset(LOBBY_EVENTS)
 """The lobby's event types, tested by exact type (events are never subclassed)."""
-_WRITES = (HandEnded, GameEnded)
-"""The events that write a hand (a tuple: `isinstance` checks it faster than a union)."""
+_WRITES = frozenset((HandEnded, GameEnded))
+"""The events that write a hand (tested by exact type: events are never subclassed, and
+`isinstance` against struct types costs more)."""
 
 
 def hand_key(game: str, hand: int) -> str:
@@ -68,7 +69,7 @@ class Replays:
         return ()
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
-        if not isinstance(event.data, _WRITES):  # first: nearly every event stops here
+        if type(event.data) not in _WRITES:  # first: nearly every event stops here
             return ()
         game = game_id(event)
         if game is None:

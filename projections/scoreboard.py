@@ -65,8 +65,9 @@ def hands_key(game: str) -> str:
     return f"hands:{game}"
 
 
-_SEATS = (GameCreated, SeatClaimed, SeatReleased)
-"""The events that set the seats: each writes the document even when not the batch's last."""
+_SEATS = frozenset((GameCreated, SeatClaimed, SeatReleased))
+"""The events that set the seats: each writes the document even when not the batch's last
+(tested by exact type: events are never subclassed)."""
 
 
 class Scoreboard:
@@ -83,7 +84,7 @@ class Scoreboard:
         stream = event.stream_id  # `game:<game_id>`: the game document's key too
         if not stream.startswith(GAME_PREFIX):
             return ()
-        if isinstance(event.data, HandEnded):
+        if type(event.data) is HandEnded:
             return (stream, hands_key(stream[len(GAME_PREFIX) :]))
         return (stream,)
 
@@ -93,10 +94,10 @@ class Scoreboard:
             return ()
         data = event.data
         game = stream[len(GAME_PREFIX) :]
-        if not self.folds.last_in_batch(event) and not isinstance(data, _SEATS):
+        if not self.folds.last_in_batch(event) and type(data) not in _SEATS:
             # A later event of this game in the batch writes the document: its version and
             # status are the ones that stay.
-            return (_hand_ended(game, data, docs),) if isinstance(data, HandEnded) else ()
+            return (_hand_ended(game, data, docs),) if type(data) is HandEnded else ()
         doc = docs.get(stream)
         if isinstance(data, GameCreated):
             new: Doc = {
