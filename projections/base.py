@@ -24,7 +24,8 @@ import msgspec
 from events.store.base import RecordedEvent
 
 Doc = dict[str, Any]
-"""A JSON document (msgspec.json-encodable)."""
+"""A JSON document (msgspec.json-encodable: a projection may put structs in it, such as the
+replay's events, which every store keeps as their JSON)."""
 
 
 class Put(msgspec.Struct, frozen=True):

@@ -5,7 +5,8 @@ rebuild together after a flush), so several runners often ask for the very same 
 same moment. `SharedFeed` hands them one read, decoded once: a read still in flight, or a
 full page read a moment ago. A short page (the feed's end) is not kept: it may have grown.
 Runners caught up at the same checkpoint likewise share one wait for the next append (each
-wait reads the store to look, so four runners waiting apart would look four times).
+wait reads the store to look, so four runners waiting apart would look four times), and the
+linger after it, so they wake together and share the read that follows.
 """
 
 from __future__ import annotations
@@ -60,15 +61,24 @@ class SharedFeed:
                 self._pages.popitem(last=False)
         return list(await asyncio.shield(task))
 
-    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
-        """Joins a wait after the same checkpoint already under way (and then its timeout,
-        not `timeout`: the runners of one projector all wait as long)."""
+    async def wait_for_events(self, after: Checkpoint, timeout: float, linger: float = 0.0) -> bool:
+        """Joins a wait after the same checkpoint already under way (and then its timeout
+        and linger, not these: the runners of one projector all wait as long). `linger`:
+        seconds to wait on after a wake-up, for the appends that follow it to gather; part
+        of the shared wait, so the runners woken together also read together (one read for
+        all of them, where each lingering on its own read the feed at its own moment)."""
         task = self._waits.get(after)
         if task is None or task.done():
-            task = asyncio.ensure_future(self.feed.wait_for_events(after, timeout))
+            task = asyncio.ensure_future(self._wait(after, timeout, linger))
             self._waits[after] = task
             task.add_done_callback(lambda done: self._waited(after, done))
         return await asyncio.shield(task)
+
+    async def _wait(self, after: Checkpoint, timeout: float, linger: float) -> bool:
+        woke = await self.feed.wait_for_events(after, timeout)
+        if woke and linger > 0:
+            await asyncio.sleep(linger)
+        return woke
 
     def _waited(self, after: Checkpoint, task: asyncio.Task[bool]) -> None:
         if self._waits.get(after) is task:

@@ -6,8 +6,10 @@ holds a `GameFolds` and has the runner await its `prepare(batch, feed)` before i
 `apply` for that batch (the one hook the runner gives, projections/runner.py: a projection
 without `prepare` is left alone). `prepare` folds each game event of the batch with the
 decider that plays it (`domain.variants.start`, `Decider.evolve`, `Decider.status`) and
-remembers, for each event, the status just after it; `apply` then reads that as one more
-input, so it stays a pure function of (event, docs, fold).
+remembers, for each event, the play state just after it (its status is computed only when
+asked: the scoreboard asks at the last event of each game in a batch, the replay never) and
+how far the batch took each game; `apply` then reads those as more input, so it stays a pure
+function of (event, docs, fold).
 
 The fold of each game is kept in this process (a cache bounded in events, least recently
 used out first) and refolded from the event store on a miss: after a restart, an eviction,
@@ -46,6 +48,7 @@ def game_id(event: RecordedEvent) -> str | None:
     return stream[len(GAME_PREFIX) :] if stream.startswith(GAME_PREFIX) else None
 
 
+_LOBBY_TYPES = frozenset(LOBBY_EVENTS)
 GAME_WEIGHT = 20
 """What a game's own fold costs to keep, in events (its play state: about 4 KB, where a
 kept event, decoded, takes about 200 B)."""
@@ -65,38 +68,42 @@ class GameFold:
     decider: Decider | None = None
     state: Any = None
     finished: bool = False
+    dealt: int = 0
+    """Where in `events` the last `hand.dealt` is when it deals a hand after the first (what
+    `let_go` keeps from); 0 when there is nothing before it to let go."""
 
     def add(self, version: int, event: Any) -> None:
+        # By exact type (events are never subclassed): this runs for every event of a fold.
+        kind = type(event)
         self.version = version
         if self.keep:
             self.events.append((version, event))
-        if isinstance(event, GameEnded):
+            if kind is HandDealt:
+                self.dealt = len(self.events) - 1 if event.hand > 1 else 0
+        if kind is GameEnded:
             self.finished = True
         if not self.play:
             return
-        if isinstance(event, GameStarted):
+        if kind is GameStarted:
             self.decider, self.state = start(event)
-        elif self.decider is not None and not isinstance(event, LOBBY_EVENTS):
+        elif self.decider is not None and kind not in _LOBBY_TYPES:
             self.state = self.decider.evolve(self.state, event)
-
-    def status(self) -> Status | None:
-        return None if self.decider is None else self.decider.status(self.state)
 
     def through(self, version: int) -> list[tuple[int, Any]]:
         return self.events[: version - self.start + 1]
 
     def let_go(self) -> int:
         """Forget the events before the last `hand.dealt` of a hand after the first (every
-        earlier hand is over and written); how many were let go."""
-        for at in range(len(self.events) - 1, 0, -1):
-            version, event = self.events[at]
-            if isinstance(event, HandDealt):
-                if event.hand == 1:
-                    return 0
-                del self.events[:at]
-                self.start = version
-                return at
-        return 0
+        earlier hand is over and written); how many were let go. Kept track of by `add`, so
+        a game touched by every small batch of a following projector costs nothing here (a
+        search back through the hand each time did, quadratically in the hand's length)."""
+        at = self.dealt
+        if at <= 0:
+            return 0
+        self.start = self.events[at][0]
+        del self.events[:at]
+        self.dealt = 0
+        return at
 
     @property
     def weight(self) -> int:
@@ -125,7 +132,10 @@ class GameFolds:
         self._max_weight = max_events
         self._games: OrderedDict[str, GameFold] = OrderedDict()
         self._weight = 0
-        self._after: dict[tuple[str, int], tuple[Status | None, GameFold]] = {}
+        self._after: dict[tuple[str, int], tuple[Decider | None, Any, GameFold]] = {}
+        """(stream, version) -> the decider and play state just after that event, and its fold."""
+        self._reached: dict[str, int] = {}
+        """Each game of the batch prepared -> the version the batch took it to."""
         self._lock = asyncio.Lock()
         self.refolds = 0
         """How many folds came from the event store (misses), for metrics and tests."""
@@ -142,7 +152,7 @@ class GameFolds:
             if read_stream is not None:
                 self._read_stream = read_stream
             self._let_go()
-            games, after, keep, play = self._games, self._after, self._keep, self._play
+            games, after, keep, reached = self._games, self._after, self._keep, self._reached
             for event in batch:
                 stream_id, version = event.stream_id, event.version
                 if not stream_id.startswith(GAME_PREFIX):
@@ -152,22 +162,33 @@ class GameFolds:
                     fold = await self._fold_before(stream_id, version)
                 fold.add(version, event.data)
                 self._weight += keep
-                after[(stream_id, version)] = (fold.status() if play else None, fold)
-            for stream_id in {stream_id for stream_id, _ in after}:
+                after[(stream_id, version)] = (fold.decider, fold.state, fold)
+                reached[stream_id] = version
+            for stream_id in reached:
                 if stream_id in games:
                     games.move_to_end(stream_id)  # the least recently used go first
             self._evict()
 
     def status_after(self, event: RecordedEvent) -> Status | None:
         """The game's status just after `event` (None before `game.started`)."""
-        return self._folded(event)[0]
+        decider, state, _ = self._folded(event)
+        return None if decider is None else decider.status(state)
+
+    def last_in_batch(self, event: RecordedEvent) -> bool:
+        """Whether `event` is the last of its game in the batch prepared: a projection that
+        rewrites one document per game at each event need write it only then (the batch is
+        committed as one step, so only each key's last write is ever seen)."""
+        reached = self._reached.get(event.stream_id, 0)
+        if reached < event.version:
+            raise FoldError(f"{event.stream_id} v{event.version} was not in the prepared batch")
+        return reached == event.version
 
     def history(self, event: RecordedEvent) -> list[tuple[int, Any]]:
         """The game's kept events through `event`, as (version, event): from version 1, or
         from the `hand.dealt` of the hand the event belongs to when that is not the first."""
-        return self._folded(event)[1].through(event.version)
+        return self._folded(event)[2].through(event.version)
 
-    def _folded(self, event: RecordedEvent) -> tuple[Status | None, GameFold]:
+    def _folded(self, event: RecordedEvent) -> tuple[Decider | None, Any, GameFold]:
         try:
             return self._after[(event.stream_id, event.version)]
         except KeyError:
@@ -178,8 +199,9 @@ class GameFolds:
     def _let_go(self) -> None:
         """Between batches (the last one's `apply` is done): forget the events no hand
         needs any more, of the games the last batch touched."""
-        touched = {stream_id: fold for (stream_id, _), (_, fold) in self._after.items()}
+        touched = {stream_id: fold for (stream_id, _), (_, _, fold) in self._after.items()}
         self._after.clear()
+        self._reached.clear()
         for stream_id, fold in touched.items():
             if self._games.get(stream_id) is fold:
                 self._weight -= fold.let_go()

@@ -10,6 +10,11 @@ so the most recently active games page first): `all`, `status:<status>`, `open` 
 lobby with a free seat) and `closed` (every other game), and each of those per variant
 (`variant:<v>`, `variant:<v>:status:<status>`, `variant:<v>:open`, `variant:<v>:closed`).
 Every filter `GET /games` offers is one index: a page never sifts.
+
+A batch is committed as one step, so of a game's several events in one batch only the last
+one's listing and index scores are ever stored: the events of play before it (which change
+only the version and the time, both the last event's to keep) write nothing. `prepare` notes
+how far the batch takes each game.
 """
 
 from __future__ import annotations
@@ -23,10 +28,17 @@ from events.schema.common import GameEnded, GameStarted, HandDealt
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
 from projections.base import Doc, IndexAdd, IndexRemove, Put, Write
+from projections.feed import Feed
 
 NAME: Final = "lobby"
 _LISTED: Final = (SeatClaimed, SeatReleased, GameStarted, HandDealt, GameEnded)
 """The events that change a listing beyond its version and time."""
+_LISTED_TYPES: Final = frozenset(_LISTED)
+"""The same, tested by exact type on the path every event takes (events are never
+subclassed, and `isinstance` against a tuple of struct types costs more)."""
+_ALWAYS_WRITE: Final = frozenset((GameCreated, *_LISTED))
+"""The events that write their listing even when a later event of the game is in the batch:
+they change what the listing holds or which indexes hold it."""
 STATUSES: Final = ("lobby", "playing", "finished")
 
 
@@ -99,6 +111,12 @@ class LobbyProjection:
 
     def __init__(self) -> None:
         self._moment = Moment()
+        self._reached: dict[str, int] = {}
+        """Each stream of the batch prepared -> the version the batch takes it to."""
+
+    async def prepare(self, batch: Sequence[RecordedEvent], feed: Feed | None = None) -> None:
+        """Before the runner applies `batch`: how far it takes each stream."""
+        self._reached = {event.stream_id: event.version for event in batch}
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         stream = event.stream_id
@@ -108,9 +126,11 @@ class LobbyProjection:
         key = event.stream_id  # `game:<id>`, the listing's key too
         if not key.startswith("game:"):
             return ()
+        data = event.data
+        if self._reached.get(key, 0) > event.version and type(data) not in _ALWAYS_WRITE:
+            return ()  # a later event of this game in the batch writes the listing
         game = key[5:]
         before = docs.get(key)
-        data = event.data
         at, now = self._moment.of(event.recorded_at)
         if isinstance(data, GameCreated):
             listing = created(game, data, event.recorded_at)
@@ -148,7 +168,7 @@ def changed(before: Doc, event: object) -> Doc:
     """The listing after `event`; a new dict (the one given is left as it was, and what the
     two share is never changed in place)."""
     listing = dict(before)
-    if not isinstance(event, _LISTED):  # most events: play, which changes only the version
+    if type(event) not in _LISTED_TYPES:  # most events: play, which changes only the version
         return listing
     if isinstance(event, SeatClaimed | SeatReleased):
         name = event.name if isinstance(event, SeatClaimed) else None

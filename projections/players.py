@@ -25,9 +25,11 @@ from events.schema.common import GameEnded, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
 from projections.base import Doc, Incr, IndexAdd, Put, Write
-from projections.folds import game_id
+from projections.folds import GAME_PREFIX, game_id
 
 _READS = (GameCreated, SeatClaimed, SeatReleased, GameStarted, GameEnded)
+_READ_TYPES = frozenset(_READS)
+"""Tested by exact type on the path every event takes (events are never subclassed)."""
 
 
 class PlayerGame(msgspec.Struct, frozen=True):
@@ -76,14 +78,14 @@ class Players:
     version = 1
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
-        if not isinstance(event.data, _READS):  # first: most events stop here
+        if type(event.data) not in _READ_TYPES:  # first: most events stop here
             return ()
-        game = game_id(event)
-        return () if game is None else (game_key(game),)
+        stream = event.stream_id  # `game:<game_id>`, which is `game_key(game_id)`
+        return (stream,) if stream.startswith(GAME_PREFIX) else ()
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
         data = event.data
-        if not isinstance(data, _READS):
+        if type(data) not in _READ_TYPES:
             return ()
         game = game_id(event)
         if game is None:

@@ -197,10 +197,10 @@ class Projector:
             woke = False
             if read < self.batch:  # caught up: wait for the next append
                 assert runner.checkpoint is not None
-                if await self.feed.wait_for_events(runner.checkpoint, self.poll):
-                    # Let the burst that woke us gather: one batch, one round trip, for
-                    # the appends of the next few milliseconds.
-                    await asyncio.sleep(linger)
+                # After a wake-up, let the burst that woke us gather: one batch, one round
+                # trip, for the appends of the next few milliseconds (a runner joining a wait
+                # under way takes its linger: the runners wake and read together).
+                if await self.feed.wait_for_events(runner.checkpoint, self.poll, linger):
                     woke = True
             if time.monotonic() - checked >= self.poll:
                 checked = time.monotonic()

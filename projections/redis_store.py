@@ -49,7 +49,7 @@ local versions = p[5]
 for i = 1, #versions, 2 do redis.call('HSET', KEYS[2], versions[i], versions[i + 1]) end
 for _, op in ipairs(p[6]) do
   local kind, key = op[1], KEYS[op[2]]
-  if kind == 'S' then redis.call('SET', key, op[3])
+  if kind == 'S' then redis.call('SET', key, ARGV[op[3]])
   elseif kind == 'A' then redis.call('ZADD', key, op[3], op[4])
   elseif kind == 'D' then redis.call('DEL', key)
   elseif kind == 'H' then redis.call('HINCRBY', key, op[3], op[4])
@@ -60,8 +60,10 @@ return 1
 """
 """Apply a batch: KEYS are the meta key, the streams hash, then every key the batch writes
 (each once); ARGV[1] is one JSON array: the start and end checkpoints, the stream versions,
-and the operations, each naming its key by its index in KEYS. Numbers travel as strings, so
-no score or counter passes through Lua's doubles."""
+and the operations, each naming its key by its index in KEYS; ARGV[2..] are the documents'
+JSON, each named by its index in ARGV (passed as they are: not escaped into ARGV[1] and
+parsed out again by the script). Numbers travel as strings, so no score or counter passes
+through Lua's doubles."""
 
 _SWITCH = """
 local current = redis.call('GET', KEYS[1])
@@ -227,9 +229,14 @@ class RedisProjectionStore(ProjectionStore):
         for stream, version in changes.versions.items():
             versions += (stream, str(version))
         ops: list[tuple[object, ...]] = []
+        args: list[bytes] = [b""]  # ARGV[1], the payload, goes in last
         for key, doc in changes.docs.items():
             at = slot(self._key(name, number, key))
-            ops.append(("D", at) if doc is None else ("S", at, _encode(doc).decode()))
+            if doc is None:
+                ops.append(("D", at))
+            else:
+                args.append(_encode(doc))
+                ops.append(("S", at, len(args)))  # its index in ARGV (Lua counts from 1)
         for key, (reset, sums) in changes.counters.items():
             at = slot(self._key(name, number, key))
             if reset:
@@ -238,7 +245,7 @@ class RedisProjectionStore(ProjectionStore):
         for (index, member), score in changes.index.items():
             at = slot(self._index(name, number, index))
             ops.append(("R", at, member) if score is None else ("A", at, repr(score), member))
-        payload = _encode(
+        args[0] = _encode(
             [
                 str(start.tx_id),
                 str(start.position),
@@ -249,7 +256,7 @@ class RedisProjectionStore(ProjectionStore):
             ]
         )
         async with _unavailable():
-            result = await self._commit(keys=keys, args=[payload])
+            result = await self._commit(keys=keys, args=args)
         return _OUTCOMES[int(result)]
 
     # ---- reading ----------------------------------------------------------------------------

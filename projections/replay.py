@@ -40,8 +40,11 @@ _EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[
 """A document's `events`: (version, event) pairs of any stored event type, tagged by `type`."""
 
 
-_WRITES = (HandEnded, GameEnded)
-"""The events that write a hand (a tuple: `isinstance` checks it faster than a union)."""
+_LOBBY_TYPES = frozenset(LOBBY_EVENTS)
+"""The lobby's event types, tested by exact type (events are never subclassed)."""
+_WRITES = frozenset((HandEnded, GameEnded))
+"""The events that write a hand (tested by exact type: events are never subclassed, and
+`isinstance` against struct types costs more)."""
 
 
 def hand_key(game: str, hand: int) -> str:
@@ -66,16 +69,18 @@ class Replays:
         return ()
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
-        if not isinstance(event.data, _WRITES):  # first: nearly every event stops here
+        if type(event.data) not in _WRITES:  # first: nearly every event stops here
             return ()
         game = game_id(event)
         if game is None:
             return ()
         history = self.folds.history(event)
         hand, first = _hand_start(history)
-        events = msgspec.to_builtins(
-            [pair for pair in history if pair[0] >= first and not isinstance(pair[1], LOBBY_EVENTS)]
-        )
+        # The events themselves, not their `to_builtins` copy: the store encodes them to the
+        # same JSON in one pass (converting first was a fifth of this projection's cost).
+        events = [
+            pair for pair in history if pair[0] >= first and type(pair[1]) not in _LOBBY_TYPES
+        ]
         return (
             Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),
             IndexAdd(hands_index(game), str(hand), hand),

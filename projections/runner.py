@@ -193,18 +193,19 @@ class Runner:
         event's `keys`, when the caller has them already."""
         changes = Changes()
         add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
+        moved = changes.versions
         apply = self.projection.apply
-        keys_of = self.projection.keys
+        if named is None:
+            named = [self.projection.keys(event) for event in events]
         applied_here = 0
-        for i, event in enumerate(events):
-            stream = event.stream_id
+        for event, keys in zip(events, named, strict=True):
+            stream, version = event.stream_id, event.version
             applied = versions.get(stream, 0)
-            if event.version <= applied:
-                continue  # redelivered: applied before
-            if event.version != applied + 1:
-                raise VersionGap(self.projection.name, stream, applied, event.version)
-            versions[stream] = changes.versions[stream] = event.version
-            keys = keys_of(event) if named is None else named[i]
+            if version != applied + 1:
+                if version <= applied:
+                    continue  # redelivered: applied before
+                raise VersionGap(self.projection.name, stream, applied, version)
+            versions[stream] = moved[stream] = version
             if not keys:  # most events, for the projections that read few docs
                 seen: Mapping[str, Doc | None] = _NO_DOCS
             elif len(keys) == 1:
