@@ -85,6 +85,11 @@ class Projection(Protocol):
         stand after every earlier event (the runner overlays the batch's own writes)."""
         ...
 
+    # Optional: `types: frozenset[type]`, the event types `apply` may write for. The runner
+    # then neither asks `keys` nor calls `apply` for any other event (it still counts it and
+    # checks its version): for a projection that reads few of the feed's events, the calls
+    # were most of its cost.
+
 
 # ---- reading --------------------------------------------------------------------------------
 

@@ -76,6 +76,7 @@ def places(totals: Sequence[int], winners: Sequence[int]) -> list[int]:
 class Players:
     name = "players"
     version = 1
+    types = _READ_TYPES
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         if type(event.data) not in _READ_TYPES:  # first: most events stop here

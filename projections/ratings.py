@@ -39,6 +39,9 @@ from projections.folds import FoldError, game_id
 LEADERBOARD = "leaderboard"
 DIGITS = 6
 TRACKED = 50_000
+_LOBBY_TYPES = frozenset((GameCreated, SeatClaimed, SeatReleased, GameStarted))
+"""The events that tell a game's variant and seat names (exact types: every event of the
+feed is tested, and a set lookup is cheaper than `isinstance` against a union)."""
 """Games whose lobby this process remembers (the oldest forgotten first: read again)."""
 PAGE = 64
 """Events read at a time when a game's names come from the event store."""
@@ -74,6 +77,7 @@ def _lobby(lobby: _Lobby | None, data: object) -> _Lobby | None:
 class Ratings:
     name = "ratings"
     version = 1
+    types = frozenset((GameEnded,))
 
     def __init__(self) -> None:
         self._lobbies: OrderedDict[str, _Lobby] = OrderedDict()
@@ -85,11 +89,14 @@ class Ratings:
     async def prepare_keys(self, batch: Sequence[RecordedEvent], feed: Feed | None = None) -> None:
         self._ending = {}
         for event in batch:
+            data = event.data
+            kind = type(data)
+            if kind is not GameEnded and kind not in _LOBBY_TYPES:
+                continue  # most events: play
             game = game_id(event)
             if game is None:
                 continue
-            data = event.data
-            if isinstance(data, GameEnded):
+            if kind is GameEnded:
                 lobby = self._lobbies.pop(game, None)
                 if lobby is None:
                     self.lookups += 1
@@ -98,7 +105,7 @@ class Ratings:
                     lobby.variant,
                     tuple(lobby.names),
                 )
-            elif isinstance(data, GameCreated | SeatClaimed | SeatReleased | GameStarted):
+            else:
                 lobby = _lobby(self._lobbies.get(game), data)
                 if lobby is not None:
                     self._lobbies[game] = lobby
@@ -107,7 +114,7 @@ class Ratings:
                         self._lobbies.popitem(last=False)
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
-        if not isinstance(event.data, GameEnded):
+        if type(event.data) is not GameEnded:
             return ()
         ending = self._ending.get((event.stream_id, event.version))
         if ending is None:
@@ -116,7 +123,7 @@ class Ratings:
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
         data = event.data
-        if not isinstance(data, GameEnded):
+        if type(data) is not GameEnded:
             return ()
         variant, names = self._ending[(event.stream_id, event.version)]
         return rate(variant, names, data.totals, docs)

@@ -101,7 +101,7 @@ class Runner:
             learn = getattr(self.projection, "prepare_keys", None)
             if learn is not None:  # a projection whose `keys` need more than the event
                 await learn(events, self.feed)
-            named = [self.projection.keys(e) for e in events]
+            named = self._named(events)
             keys = list(dict.fromkeys(k for each in named for k in each))
             streams = list(dict.fromkeys(e.stream_id for e in events))
             if self._known_at != start:
@@ -181,6 +181,15 @@ class Runner:
             self._ahead[1].cancel()
             self._ahead = None
 
+    def _named(self, events: Sequence[RecordedEvent]) -> list[Sequence[str]]:
+        """Each event's `keys`; () without asking for an event whose type the projection
+        declares it never reads (`types`)."""
+        keys = self.projection.keys
+        wanted: frozenset[type] | None = getattr(self.projection, "types", None)
+        if wanted is None:
+            return [keys(event) for event in events]
+        return [keys(event) if type(event.data) in wanted else () for event in events]
+
     def fold(
         self,
         events: Sequence[RecordedEvent],
@@ -195,8 +204,9 @@ class Runner:
         add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
         moved = changes.versions
         apply = self.projection.apply
+        wanted: frozenset[type] | None = getattr(self.projection, "types", None)
         if named is None:
-            named = [self.projection.keys(event) for event in events]
+            named = self._named(events)
         applied_here = 0
         for event, keys in zip(events, named, strict=True):
             stream, version = event.stream_id, event.version
@@ -206,6 +216,9 @@ class Runner:
                     continue  # redelivered: applied before
                 raise VersionGap(self.projection.name, stream, applied, version)
             versions[stream] = moved[stream] = version
+            if wanted is not None and type(event.data) not in wanted:
+                applied_here += 1  # counted and versioned: it writes nothing here
+                continue
             if not keys:  # most events, for the projections that read few docs
                 seen: Mapping[str, Doc | None] = _NO_DOCS
             elif len(keys) == 1:

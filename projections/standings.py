@@ -55,6 +55,10 @@ _TOURNAMENT = (
     TournamentEnded,
 )
 _GAME = (GameCreated, GameStarted, HandEnded, GameEnded, SeatResigned)
+_TOURNAMENT_TYPES = frozenset(_TOURNAMENT)
+_GAME_TYPES = frozenset(_GAME)
+"""Exact types (events are never subclassed): a set lookup per event is cheaper than
+`isinstance` against a tuple, and every event of the feed goes through it."""
 
 
 def tournament_id(event: RecordedEvent) -> str | None:
@@ -147,20 +151,24 @@ def _doc(value: msgspec.Struct) -> Doc:
 class StandingsProjection:
     name = "standings"
     version = 1
+    types = _TOURNAMENT_TYPES | _GAME_TYPES
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
-        data = event.data
-        if isinstance(data, _TOURNAMENT):
+        kind = type(event.data)
+        if kind in _TOURNAMENT_TYPES:
             tournament = tournament_id(event)
             return () if tournament is None else (tournament_key(tournament),)
-        if isinstance(data, _GAME):
+        if kind in _GAME_TYPES:
             game = game_id(event)
             return () if game is None else (game_key(game),)
         return ()
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
         data = event.data
-        if isinstance(data, _TOURNAMENT):
+        kind = type(data)
+        if kind not in _GAME_TYPES and kind not in _TOURNAMENT_TYPES:
+            return ()
+        if kind in _TOURNAMENT_TYPES:
             tournament = tournament_id(event)
             if tournament is None:
                 return ()
