@@ -39,7 +39,8 @@ import msgspec
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.standings_bench import percentile, readers  # noqa: E402
+from benchmarks.api_load import RawClient  # noqa: E402
+from benchmarks.standings_bench import percentile  # noqa: E402
 from domain.variants import bot, decider_for  # noqa: E402
 from events.migrate import migrate  # noqa: E402
 from tests.api.server import free_port  # noqa: E402
@@ -49,37 +50,68 @@ from tests.support.tournaments import decode_view  # noqa: E402
 
 
 class Bots:
-    """Greedy bots playing one table with their players' tokens; records when the last
-    action was answered."""
+    """Greedy bots playing the round's tables with their players' tokens, a keep-alive
+    connection per table (the raw client of benchmarks/api_load.py: httpx costs more CPU a
+    request than the server); records when the last action was answered."""
 
-    def __init__(self, client: httpx.AsyncClient, tokens: dict[str, str]) -> None:
-        self.client = client
+    def __init__(self, port: int, tokens: dict[str, str]) -> None:
+        self.port = port
         self.tokens = tokens
         self.actions = 0
         self.last_answer = 0.0
 
     async def play(self, game_id: str, seed: int) -> None:
         rng = random.Random(seed)
-        summary = (await self.client.get(f"/games/{game_id}")).json()
+        client = RawClient(self.port)
+
+        async def get(path: str, token: str | None = None) -> Any:
+            status, body = await client.call("GET", path, token=token)
+            assert status == 200, body
+            return msgspec.json.decode(body)
+
+        summary = await get(f"/games/{game_id}")
         names = [seat["name"] for seat in summary["seats"]]
         decider, greedy = decider_for(summary["variant"]), bot("greedy", summary["variant"])
-        reader = {"Authorization": f"Bearer {self.tokens[names[0]]}"}
-        while True:
-            status = (await self.client.get(f"/games/{game_id}/me", headers=reader)).json()
-            status = status["status"]
-            if status["phase"] == "game_over":
-                return
-            seat = rng.choice(status["to_act"])
-            auth = {"Authorization": f"Bearer {self.tokens[names[seat]]}"}
-            me = (await self.client.get(f"/games/{game_id}/me", headers=auth)).json()
-            view, legal = decode_view(decider, me)
-            action = decider.pick(greedy.choose(view, legal, rng), rng)
-            response = await self.client.post(
-                f"/games/{game_id}/actions", json=msgspec.to_builtins(action), headers=auth
-            )
-            assert response.status_code == 200, response.text
-            self.actions += 1
-            self.last_answer = time.perf_counter()
+        try:
+            while True:
+                status = (await get(f"/games/{game_id}/me", self.tokens[names[0]]))["status"]
+                if status["phase"] == "game_over":
+                    return
+                token = self.tokens[names[rng.choice(status["to_act"])]]
+                view, legal = decode_view(decider, await get(f"/games/{game_id}/me", token))
+                action = decider.pick(greedy.choose(view, legal, rng), rng)
+                answer, body = await client.call(
+                    "POST", f"/games/{game_id}/actions", msgspec.json.encode(action), token
+                )
+                assert answer == 200, body
+                self.actions += 1
+                self.last_answer = time.perf_counter()
+        finally:
+            await client.close()
+
+
+async def readers(port: int, path: str, clients: int, requests: int) -> tuple[list[float], float]:
+    """`clients` keep-alive connections GET `path` in a loop, `requests` GETs in all."""
+    connections = [RawClient(port) for _ in range(clients)]
+    for connection in connections:
+        await connection.connect()
+    latencies: list[float] = []
+    left = [requests]
+
+    async def one(connection: RawClient) -> None:
+        while left[0] > 0:
+            left[0] -= 1
+            sent = time.perf_counter()
+            status, body = await connection.call("GET", path)
+            latencies.append(time.perf_counter() - sent)
+            assert status == 200, body
+
+    began = time.perf_counter()
+    await asyncio.gather(*(one(connection) for connection in connections))
+    took = time.perf_counter() - began
+    for connection in connections:
+        await connection.close()
+    return sorted(latencies), took
 
 
 async def until(client: httpx.AsyncClient, path: str, holds: Any) -> float:
@@ -90,7 +122,7 @@ async def until(client: httpx.AsyncClient, path: str, holds: Any) -> float:
         await asyncio.sleep(0.005)
 
 
-async def run(base: str, args: argparse.Namespace) -> None:
+async def run(base: str, port: int, args: argparse.Namespace) -> None:
     limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
         body = {
@@ -120,7 +152,7 @@ async def run(base: str, args: argparse.Namespace) -> None:
             f"round started: {len(tables)} tables of 4 created, seated and dealt in "
             f"{(time.perf_counter() - began) * 1000:.0f} ms"
         )
-        bots = Bots(client, tokens)
+        bots = Bots(port, tokens)
         began = time.perf_counter()
         await asyncio.gather(*(bots.play(t["game_id"], i) for i, t in enumerate(tables)))
         played = bots.last_answer - began
@@ -138,7 +170,7 @@ async def run(base: str, args: argparse.Namespace) -> None:
         rows = (await client.get(f"/tournaments/{tid}/standings")).json()["rows"]
         assert len(rows) == args.players
     for what in ("/variants/golf", f"/tournaments/{tid}/standings"):
-        latencies, took = await readers(base, what, args.readers, args.requests)
+        latencies, took = await readers(port, what, args.readers, args.requests)
         ms = [x * 1000 for x in latencies]
         print(
             f"GET {what}: {args.readers} readers, {len(ms):,} GETs in {took:.1f} s: "
@@ -160,6 +192,7 @@ async def main(args: argparse.Namespace) -> None:
             "REDIS_URL": args.redis,
             "FAIRWAY_REDIS_PREFIX": prefix,
             "FAIRWAY_PROJECTOR_INLINE": "1",
+            "FAIRWAY_DATA_DIR": tempfile.mkdtemp(prefix="fairway-bench-"),
             "FAIRWAY_LOG_LEVEL": "warning",
             "FAIRWAY_RATE_LIMIT_PER_SECOND": "1000000",
             "FAIRWAY_RATE_LIMIT_BURST": "1000000",
@@ -181,10 +214,12 @@ async def main(args: argparse.Namespace) -> None:
                     pass
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.1)
-            await run(base, args)
+            await run(base, port, args)
             log.seek(0)
             warnings = [line for line in log.read().splitlines() if b'"warning"' in line]
             print(f"server warnings: {len(warnings)}")
+            for line in warnings[:3]:
+                print("  " + line.decode(errors="replace")[:300])
         finally:
             server.terminate()
             server.wait(timeout=30)
