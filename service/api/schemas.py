@@ -287,18 +287,22 @@ class HandReplay(msgspec.Struct):
 EXPORT_FORMAT: Final = "fairway-game-export/1"
 
 
-class GridRulesRecord(GridRules, tag_field="family", tag="grid"):
-    """The rules record of a grid variant, as its decider holds it."""
+class GridRulesRecord(GridRules, tag_field="family", tag="grid", forbid_unknown_fields=True):
+    """The rules record of a grid variant, as its decider holds it. An export's records are
+    read strictly (a field this verifier does not know is refused, not ignored): a mangled
+    key must not pass as the default it would otherwise fall back to."""
 
 
-class SheddingRulesRecord(SheddingRules, tag_field="family", tag="shedding"):
+class SheddingRulesRecord(
+    SheddingRules, tag_field="family", tag="shedding", forbid_unknown_fields=True
+):
     """Tens-shedding's rules with every option filled in."""
 
 
 RulesRecord = GridRulesRecord | SheddingRulesRecord
 
 
-class ExportedEvent(msgspec.Struct):
+class ExportedEvent(msgspec.Struct, forbid_unknown_fields=True):
     """One stored event with its chain fields: `data` and `metadata` are the stored JSON
     text exactly, so the link `sha256(prev_hash || canonical bytes)` can be recomputed."""
 
@@ -314,7 +318,7 @@ class ExportedEvent(msgspec.Struct):
     prev_hash: str
 
 
-class ExportedSeed(msgspec.Struct):
+class ExportedSeed(msgspec.Struct, forbid_unknown_fields=True):
     hand: int
     commitment: str
     """SHA-256 of `seed`, published at the deal."""
@@ -322,7 +326,7 @@ class ExportedSeed(msgspec.Struct):
     """Revealed when the hand ended."""
 
 
-class ExportHeader(msgspec.Struct):
+class ExportHeader(msgspec.Struct, forbid_unknown_fields=True):
     """Everything about a finished game but its events (the first line of the NDJSON
     export; every field of it is checked against the events by `fairway verify`)."""
 

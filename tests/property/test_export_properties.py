@@ -124,3 +124,15 @@ def untimed(doc: Any) -> Any:
     for event in doc.get("events", ()):
         event.pop("recorded_at", None)
     return doc
+
+
+@pytest.mark.parametrize("game", VARIANTS, ids=[variant for variant, _ in VARIANTS])
+def test_a_renamed_key_of_the_rules_record_is_refused_not_read_as_its_default(
+    game: tuple[str, int],
+) -> None:
+    """Found by the test above: `turn_limit` renamed was ignored, and the default it fell
+    back to equals the game's, so the altered document verified."""
+    text = exported(*game)
+    assert '"turn_limit":' in text
+    with pytest.raises(ValueError, match="turn_limiX"):
+        verify_export(text.replace('"turn_limit":', '"turn_limiX":', 1).encode())
