@@ -154,3 +154,8 @@ def test_the_referee_runs_by_default_and_may_be_turned_off() -> None:
     with pytest.raises(SettingsError) as raised:
         Settings.from_env({"FAIRWAY_REFEREE_TICK": "0"})
     assert raised.value.name == "FAIRWAY_REFEREE_TICK"
+
+
+def test_the_round_keeper_runs_by_default_and_may_be_turned_off() -> None:
+    assert Settings.from_env({}).round_keeper is True
+    assert Settings.from_env({"FAIRWAY_ROUND_KEEPER": "off"}).round_keeper is False
