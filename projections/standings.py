@@ -28,7 +28,8 @@ from typing import Any
 
 import msgspec
 
-from domain.tournament.standings import RoundResult, Row, Seat, standings
+from domain.tournament.standings import Row, standings
+from domain.tournament.state import round_result
 from domain.variants import high_wins
 from events.schema.common import GameEnded, GameStarted, HandEnded
 from events.schema.lobby import GameCreated, SeatResigned
@@ -276,21 +277,6 @@ def live_keys(tournament: Tournament) -> list[str]:
     """The `game:` docs the live standings read besides the tournament's own."""
     live = tournament.live
     return [] if live is None else [game_key(t.game_id) for t in live.tables]
-
-
-def round_result(closed: ClosedRound) -> RoundResult:
-    """What a closed round adds to the standings: resigned seats never win."""
-    seats = tuple(
-        Seat(
-            player=player,
-            total=result.totals[seat],
-            hands=result.hands,
-            won=seat in result.winners and seat not in result.resigned,
-        )
-        for result in closed.results
-        for seat, player in enumerate(result.players)
-    )
-    return RoundResult(closed.round, seats, closed.byes, closed.bye_score)
 
 
 def live_tables(

@@ -7,8 +7,8 @@ that closed (what the standings and the next seating are computed from).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 import msgspec
 
@@ -20,6 +20,7 @@ from events.schema.tournament import (
     PlayerWithdrawn,
     RoundClosed,
     RoundStarted,
+    TableResult,
     TournamentCreated,
     TournamentEnded,
 )
@@ -109,7 +110,20 @@ class Tournament(msgspec.Struct, frozen=True):
         ]
 
 
-def round_result(closed: RoundClosed) -> RoundResult:
+class ClosedResults(Protocol):
+    """What a closed round tells: `round.closed`, or a read model's copy of it."""
+
+    @property
+    def round(self) -> int: ...
+    @property
+    def results(self) -> Sequence[TableResult]: ...
+    @property
+    def byes(self) -> tuple[str, ...]: ...
+    @property
+    def bye_score(self) -> int: ...
+
+
+def round_result(closed: ClosedResults) -> RoundResult:
     """A closed round as the standings count it: a resigned seat never wins its game."""
     seats = tuple(
         Seat(
