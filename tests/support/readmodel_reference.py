@@ -16,6 +16,7 @@ from domain.variants import fold
 from events.schema import lobby
 from events.schema.common import GameEnded, GameStarted, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.schema.tournament import RoundClosed
 from events.store.base import RecordedEvent
 from tests.support.dict_projector import DictModel
 from tests.support.feeds import streams_of
@@ -66,15 +67,29 @@ def places(totals: list[int], winners: list[int], high_wins: bool) -> list[int]:
 
 
 def players(feed: list[RecordedEvent]) -> DictModel:
-    """Documents, counters and indexes as the players projection keeps them."""
+    """Documents, counters and indexes as the players projection keeps them. A duplicate
+    round's game (`peers`) counts as over only once a `round.closed` in the feed lists it."""
     model = DictModel()
+    closed = {
+        result.game_id
+        for event in feed
+        if isinstance(event.data, RoundClosed)
+        for result in event.data.results
+    }
     for stream_id, recorded in streams_of(feed).items():
+        if not stream_id.startswith("game:"):
+            continue
         game = stream_id.removeprefix("game:")
         events = [r.data for r in recorded]
         names = _names(events)
         doc: dict[str, Any] = {"variant": events[0].variant, "names": names}
+        held = bool(events[0].peers)
+        if held:
+            doc["held"] = True
         start = next((r for r in recorded if isinstance(r.data, GameStarted)), None)
         end = next((e for e in events if isinstance(e, GameEnded)), None)
+        if held and game not in closed:
+            end = None
         if start is not None:
             doc["started"] = True
             for seat, name in enumerate(names):
