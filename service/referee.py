@@ -21,7 +21,6 @@ head (the cost of that scan: docs/BENCHMARKS.md, "The referee's start").
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import GameCreated, SeatResigned
 from events.store import START, Checkpoint, EventStore, RecordedEvent, StoreError
+from service.background import Background
 from service.games import GameService
 from service.logging import log
 from service.problems import ApiError
@@ -147,18 +147,13 @@ class Referee:
         self._timers: list[tuple[datetime, str]] = []
         """A heap of (deadline, game): when to look at a game again. An entry may be stale
         (the game moved since); looking at a game that is not due costs little."""
-        self._task: asyncio.Task[None] | None = None
+        self._background = Background("fairway-referee", self._run)
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="fairway-referee")
+        self._background.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._background.stop()
 
     async def _run(self) -> None:
         pause = 0.1

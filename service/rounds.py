@@ -10,9 +10,9 @@ round closes once, since `round.closed` is appended at the version its check was
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from events.store import Checkpoint, EventStore
+from service.background import Background
 from service.logging import log
 from service.problems import ApiError
 from service.tournaments import TournamentService
@@ -30,18 +30,13 @@ class RoundKeeper:
         self.store = store
         self.tournaments = tournaments
         self.idle_check = idle_check
-        self._task: asyncio.Task[None] | None = None
+        self._background = Background("fairway-round-keeper", self._run)
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="fairway-round-keeper")
+        self._background.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._background.stop()
 
     async def _run(self) -> None:
         while True:

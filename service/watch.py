@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from events.store import Checkpoint, EventStore, RecordedEvent, StoreError
+from service.background import Background
 from service.games import GameService
 from service.logging import log
 from service.record import GameRecord
@@ -72,18 +73,13 @@ class Watcher:
         self._news: dict[str, News] = {}
         self._loads: dict[str, Loads] = {}
         self._memo: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
-        self._task: asyncio.Task[None] | None = None
+        self._background = Background("fairway-watcher", self._tail)
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._tail(), name="fairway-watcher")
+        self._background.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._background.stop()
 
     @contextlib.contextmanager
     def subscribe(self, game_id: str) -> Iterator[News]:
