@@ -4,8 +4,9 @@ read model can be compared with the whole feed it was built from."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -32,30 +33,42 @@ def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-async def make_pstore(store_kind: str, redis14_url: str, prefix: str) -> AsyncIterator[object]:
-    """Opens projection stores of this test's kind that share one key space (a second
-    store stands for a second process)."""
+@contextlib.asynccontextmanager
+async def projection_stores(
+    kind: str, redis_url: str, prefix: str
+) -> AsyncIterator[Callable[[], ProjectionStore]]:
+    """A maker of projection stores of `kind` sharing one key space (a second store stands
+    for a second process); on leaving, the Redis ones are closed and their keys forgotten."""
     opened: list[ProjectionStore] = []
     shared = MemoryProjectionStore()
 
     def make() -> ProjectionStore:
-        if store_kind == "memory":
+        if kind == "memory":
             return shared
-        store = RedisProjectionStore.from_url(redis14_url, prefix)
+        store = RedisProjectionStore.from_url(redis_url, prefix)
         opened.append(store)
         return store
 
-    yield make
-    for store in opened:
-        await store.close()
-    if store_kind == "redis":
-        await forget(redis14_url, prefix)
+    try:
+        yield make
+    finally:
+        for store in opened:
+            await store.close()
+        if kind == "redis":
+            await forget(redis_url, prefix)
 
 
 @pytest.fixture
-def pstore(make_pstore: object) -> ProjectionStore:
-    return make_pstore()  # type: ignore[operator,no-any-return]
+async def make_pstore(
+    store_kind: str, redis14_url: str, prefix: str
+) -> AsyncIterator[Callable[[], ProjectionStore]]:
+    async with projection_stores(store_kind, redis14_url, prefix) as make:
+        yield make
+
+
+@pytest.fixture
+def pstore(make_pstore: Callable[[], ProjectionStore]) -> ProjectionStore:
+    return make_pstore()
 
 
 @pytest.fixture

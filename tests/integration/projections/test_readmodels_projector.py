@@ -18,7 +18,6 @@ import redis.asyncio as aioredis
 
 from events.store import START, EmbeddedStore, NewEvent
 from events.store.base import RecordedEvent
-from projections.memory import MemoryProjectionStore
 from projections.players import Players
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
@@ -29,7 +28,7 @@ from projections.store import ProjectionStore
 from service.readmodels import ProjectedReplays
 from service.replay import replay_hand
 from tests.api.server import free_port
-from tests.integration.projections.conftest import forget, on_db
+from tests.integration.projections.conftest import on_db, projection_stores
 from tests.support import readmodel_reference as reference
 from tests.support.feeds import random_feed, streams_of
 from tests.support.played_games import append_interleaved
@@ -53,21 +52,8 @@ def redis13_url(redis_url: str) -> str:
 async def make_store(
     store_kind: str, redis13_url: str, prefix: str
 ) -> AsyncIterator[Callable[[], ProjectionStore]]:
-    opened: list[ProjectionStore] = []
-    shared = MemoryProjectionStore()
-
-    def make() -> ProjectionStore:
-        if store_kind == "memory":
-            return shared
-        store = RedisProjectionStore.from_url(redis13_url, prefix)
-        opened.append(store)
-        return store
-
-    yield make
-    for store in opened:
-        await store.close()
-    if store_kind == "redis":
-        await forget(redis13_url, prefix)
+    async with projection_stores(store_kind, redis13_url, prefix) as make:
+        yield make
 
 
 async def fill(feed: EmbeddedStore, seed: int, games: int) -> list[RecordedEvent]:

@@ -18,14 +18,13 @@ import redis.asyncio as aioredis
 
 from events.store import EmbeddedStore
 from projections import standings as model
-from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from projections.ratings import LEADERBOARD, Ratings, rating_key
-from projections.redis_store import RedisProjectionStore
 from projections.runner import Runner
 from projections.standings import StandingsProjection
 from projections.store import ProjectionStore
-from tests.support.redis_keys import forget, on_db
+from tests.integration.projections.conftest import projection_stores
+from tests.support.redis_keys import on_db
 from tests.support.tournament_history import (
     Entry,
     append_history,
@@ -57,21 +56,8 @@ def prefix() -> str:
 async def make_store(
     store_kind: str, redis10_url: str, prefix: str
 ) -> AsyncIterator[Callable[[], ProjectionStore]]:
-    opened: list[ProjectionStore] = []
-    shared = MemoryProjectionStore()
-
-    def make() -> ProjectionStore:
-        if store_kind == "memory":
-            return shared
-        store = RedisProjectionStore.from_url(redis10_url, prefix)
-        opened.append(store)
-        return store
-
-    yield make
-    for store in opened:
-        await store.close()
-    if store_kind == "redis":
-        await forget(redis10_url, prefix)
+    async with projection_stores(store_kind, redis10_url, prefix) as make:
+        yield make
 
 
 def histories(seed: int, count: int) -> dict[str, list[Entry]]:
