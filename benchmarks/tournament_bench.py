@@ -39,8 +39,7 @@ import msgspec
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.api_load import RawClient  # noqa: E402
-from benchmarks.standings_bench import percentile  # noqa: E402
+from benchmarks.api_load import RawClient, percentile  # noqa: E402
 from domain.variants import bot, decider_for  # noqa: E402
 from events.migrate import migrate  # noqa: E402
 from tests.api.server import free_port  # noqa: E402
