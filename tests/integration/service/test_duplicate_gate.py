@@ -4,13 +4,10 @@ export, every replay) once every table has ended."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from events.schema.common import GameOptions, HandDealt
-from events.store import EmbeddedStore, EventStore, PostgresStore
+from events.store import EventStore
 from service.duplicate import DuplicateGate
 from service.games import GameService
 from service.metrics import Metrics
@@ -20,20 +17,6 @@ from tests.support.duplicate_rounds import open_round, play
 pytestmark = pytest.mark.integration
 
 SEATING = [("ann", "bob"), ("cat", "dan"), ("eve", "fay")]
-
-
-@pytest.fixture(params=["postgres", "embedded"])
-async def store(
-    request: pytest.FixtureRequest, tmp_path: Path, database_url: str
-) -> AsyncIterator[EventStore]:
-    if request.param == "postgres":
-        opened: EventStore = await PostgresStore.open(database_url, poll_interval=0.2)
-    else:
-        opened = await EmbeddedStore.open(tmp_path, poll_interval=0.2)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 async def refused(call: object) -> str:

@@ -5,8 +5,6 @@ standings, identical deals across a duplicate round, withdrawals, raced starts."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +15,7 @@ from domain.tournament.state import fold
 from events.schema.common import GameOptions, HandDealt
 from events.schema.lobby import SeatResigned
 from events.schema.tournament import RoundClosed, RoundStarted, TournamentEnded
-from events.store import EmbeddedStore, EventStore, PostgresStore
+from events.store import EventStore
 from service.games import GameService
 from service.metrics import Metrics
 from service.problems import ApiError
@@ -28,20 +26,6 @@ from tests.support.tournaments import play_out
 pytestmark = pytest.mark.integration
 
 WAIT = 30.0
-
-
-@pytest.fixture(params=["postgres", "embedded"])
-async def store(
-    request: pytest.FixtureRequest, tmp_path: Path, database_url: str
-) -> AsyncIterator[EventStore]:
-    if request.param == "postgres":
-        opened: EventStore = await PostgresStore.open(database_url, poll_interval=0.2)
-    else:
-        opened = await EmbeddedStore.open(tmp_path, poll_interval=0.2)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def spec(**changes: object) -> Create:

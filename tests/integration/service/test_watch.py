@@ -4,14 +4,12 @@ and a crowd asking for a game's record at once costs the store a shared catch-up
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from events.schema.common import GameOptions
-from events.store import EmbeddedStore, EventStore, PostgresStore
+from events.store import EventStore
 from service.games import GameService
 from service.metrics import Metrics
 from service.watch import Watcher
@@ -34,20 +32,6 @@ class CountingReads:
             return await original(*args, **kwargs)
 
         store.read_stream = read_stream  # type: ignore[method-assign]
-
-
-@pytest.fixture(params=["postgres", "embedded"])
-async def store(
-    request: pytest.FixtureRequest, tmp_path: Path, database_url: str
-) -> AsyncIterator[EventStore]:
-    if request.param == "postgres":
-        opened: EventStore = await PostgresStore.open(database_url, poll_interval=0.2)
-    else:
-        opened = await EmbeddedStore.open(tmp_path, poll_interval=0.2)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 async def test_the_watcher_hears_of_an_append_by_another_writer_to_a_watched_game(
