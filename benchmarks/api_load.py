@@ -45,7 +45,7 @@ uvicorn then picks up (`uv venv /tmp/prof -p .venv/bin/python && uv pip install 
 /tmp/prof/lib/python3.11/site-packages`), or a `sitecustomize.py` that patches something.
 `--nodelay-patch` is such a patch, for trees before 4fae87d: uvicorn's listening socket made
 to report IPPROTO_TCP so that asyncio sets TCP_NODELAY (without it, with --workers > 1, every
-response waited ~44 ms for a delayed ACK); since service/server.py does this itself it is a
+response waited ~44 ms for a delayed ACK); since service/cli/serve.py does this itself it is a
 no-op.
 `--py-spy /tmp/prof/bin/py-spy` records the workers during the closed window (raw collapsed
 stacks in --profile-dir; py-spy counts a runnable-but-preempted worker as busy, so on a
@@ -1256,7 +1256,7 @@ def main() -> None:
         "--nodelay-patch",
         action="store_true",
         help="start the server with uvicorn's listening socket fixed to set TCP_NODELAY"
-        " (service/server.py does it itself since 4fae87d)",
+        " (service/cli/serve.py does it itself since 4fae87d)",
     )
     parser.add_argument("--pool-size", type=int, default=10, help="FAIRWAY_POOL_SIZE")
     parser.add_argument("--depth", type=int, default=2000, help="0 skips the depth phase")

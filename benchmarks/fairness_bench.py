@@ -33,7 +33,7 @@ from domain.grid import GOLF
 from domain.seed_chain import new_chain
 from domain.variants import fold
 from events.schema.common import DealHand, GameOptions, GameStarted
-from service.receipts import ReceiptKey, sign, verify_receipt
+from service.contract.receipts import ReceiptKey, sign, verify_receipt
 from tests.support.fair_games import play
 
 

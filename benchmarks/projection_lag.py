@@ -24,7 +24,7 @@ from events.store import PostgresStore, RecordedEvent  # noqa: E402
 from projections.catalog import PROJECTIONS  # noqa: E402
 from projections.projector import Projector  # noqa: E402
 from projections.redis_store import RedisProjectionStore  # noqa: E402
-from service.logging import configure_logging  # noqa: E402
+from service.ops.logging import configure_logging  # noqa: E402
 from tests.support.redis_keys import forget  # noqa: E402
 
 

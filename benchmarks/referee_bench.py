@@ -8,7 +8,7 @@ Plays games with bots (tests/support/played_games.py: finished, in play, in thei
 gives a share of them (`--clocked`) a turn clock of an hour, appends them interleaved into a
 throw-away PostgreSQL database, then times, best of `--repeat`: a raw read of the whole
 feed (pages of 1,000: the floor), and a referee's scan from position zero to the feed's
-head (service/referee.py: it folds every clocked game, and forgets each one that ends).
+head (service/referee/referee.py: it folds every clocked game, and forgets each one that ends).
 Nothing is due (the clocks run an hour), so the scan is all that is timed.
 """
 
@@ -34,9 +34,9 @@ from events.migrate import migrate  # noqa: E402
 from events.schema.common import GameStarted  # noqa: E402
 from events.schema.lobby import GameCreated  # noqa: E402
 from events.store import START, PostgresStore  # noqa: E402
-from service.games import GameService  # noqa: E402
-from service.metrics import Metrics  # noqa: E402
-from service.referee import Referee  # noqa: E402
+from service.ops.metrics import Metrics  # noqa: E402
+from service.play.games import GameService  # noqa: E402
+from service.referee.referee import Referee  # noqa: E402
 from tests.support.played_games import append_interleaved, game_stream  # noqa: E402
 
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"

@@ -92,7 +92,16 @@ def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
         "FAIRWAY_RATE_LIMIT_BURST": "1000000000",
         "PYTHONPATH": str(ROOT),
     }
-    command = [sys.executable, "-m", "service.cli", "serve", "--host", HOST, "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "service.cli",
+        "serve",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+    ]
     return subprocess.Popen(
         command, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL
     )

@@ -1,7 +1,7 @@
 """Each player name's history: games played and finished, wins, points, places, and the
 list of their games with the result.
 
-A player is a name claimed for a seat (service/lobby.py); the same name in two games is the
+A player is a name claimed for a seat (service/play/lobby.py); the same name in two games is the
 same player, and a name holding several seats of one game plays once per seat. Names are
 only final when the game starts, so nothing is counted before `game.started`.
 

@@ -6,7 +6,7 @@ event]` pairs in the events' stored JSON shape, the lobby's events left out (a s
 a seed chain extended mid-game: not on the table, and a chain's secret stays secret until
 the game is over); the hand's number goes into the index `hands:<game_id>`. At `game.ended`
 the last hand is written again with the event that closes it. Hands 1..h laid end to end are
-the game's play from its start through hand h, which is what `service.replay.replay_hand`
+the game's play from its start through hand h, which is what `service.read.replay.replay_hand`
 folds to show hand h step by step: the replay is computed where it is served, by the same
 decider path as every other replay (`events_of` reads the documents back).
 

@@ -289,7 +289,7 @@ def live_tables(
     its scores tell something of the cards there. So while any table plays, every table is
     shown as it stood after the fewest hands any table still playing has ended: the same
     horizon the duplicate gate gives a game's readers who are not seated in it
-    (service/duplicate.py)."""
+    (service/tournaments/duplicate.py)."""
     live = tournament.live
     if live is None:
         return []

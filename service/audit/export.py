@@ -22,7 +22,8 @@ from events.codec import GENESIS_HASH, CodecError, default_codec
 from events.schema.common import GameEnded, HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.stored import StoredRow
-from service.api.schemas import (
+from service.audit.report import CheckResult, Failure
+from service.contract.schemas import (
     EXPORT_FORMAT,
     ExportedEvent,
     ExportedSeed,
@@ -33,7 +34,6 @@ from service.api.schemas import (
     SeatInfo,
     SheddingRulesRecord,
 )
-from service.audit.report import CheckResult, Failure
 
 HEADER_TYPES = frozenset({"game.created", "seat.claimed", "seat.released", "hand.dealt"})
 HEADER_TYPES |= {"hand.ended", "game.ended"}

@@ -27,7 +27,7 @@ from events.schema.shedding import (
 )
 from service.audit.found import Item, Walk
 from service.audit.report import CheckName, Failure
-from service.record import ACTION
+from service.play.record import ACTION
 
 DECK_FIELDS: dict[str, frozenset[str]] = {
     "setup.card.turned": frozenset({"card"}),

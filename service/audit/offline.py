@@ -8,7 +8,7 @@ from service.audit.audit import audit_game
 from service.audit.export import check_export, parse, stored_rows
 from service.audit.receipts import check_receipts
 from service.audit.report import AuditReport, CheckResult, ReceiptResult
-from service.receipts import Receipt
+from service.contract.receipts import Receipt
 
 
 def verify_export(

@@ -1,7 +1,7 @@
 """Receipts held by players, checked against the stored history.
 
 A receipt is the service's signature over (game, version, chain hash at that version)
-(service/receipts.py). Kept outside the database, it catches what the chain alone cannot:
+(service/contract/receipts.py). Kept outside the database, it catches what the chain alone cannot:
 a stored history that no longer holds the signed version (a deleted tail) or holds another
 hash there (a rewritten stream, hashes recomputed). A receipt whose signature does not hold
 proves nothing and is reported as such.
@@ -15,7 +15,7 @@ import msgspec
 
 from events.stored import StoredRow
 from service.audit.report import CheckResult, Failure, ReceiptResult
-from service.receipts import Receipt, from_b64url, key_id, verify_receipt
+from service.contract.receipts import Receipt, from_b64url, key_id, verify_receipt
 
 _RECEIPTS = msgspec.json.Decoder(list[Receipt])
 

@@ -26,7 +26,7 @@ from events.schema.lobby import GameCreated, TurnPlayedFor
 from service.audit.found import Item, Walk
 from service.audit.moves import compare, decide, move, tag
 from service.audit.report import Failure
-from service.record import PLAYED_FOR
+from service.play.record import PLAYED_FOR
 
 MOVE_SPAN = 256
 """More events than one move or deal ever makes: the stored events a decision is held to."""

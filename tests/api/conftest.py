@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from events.migrate import migrate
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.server import running_server
 from tests.support.services import throwaway_database
 

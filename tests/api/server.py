@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import uvicorn
 
-from service.app import create_app
-from service.server import uvicorn_config
-from service.settings import Settings
+from service.cli.serve import uvicorn_config
+from service.http.app import create_app
+from service.ops.settings import Settings
 
 
 def free_port() -> int:

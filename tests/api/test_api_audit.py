@@ -23,7 +23,7 @@ from domain.variants import fold
 from events.codec import GENESIS_HASH, default_codec
 from events.schema.common import GameStarted
 from service.audit.offline import verify_export
-from service.receipts import Receipt
+from service.contract.receipts import Receipt
 from tests.api.players import Table, concrete, open_table
 
 pytestmark = pytest.mark.api

@@ -17,8 +17,8 @@ import httpx
 import msgspec
 import pytest
 
-from service.problems import ALL_CODES
-from service.settings import Settings
+from service.contract.problems import ALL_CODES
+from service.ops.settings import Settings
 from tests.api.server import running_server
 
 pytestmark = pytest.mark.api

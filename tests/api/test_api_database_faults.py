@@ -17,7 +17,7 @@ import httpx
 import msgspec
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.players import Table, open_table
 from tests.api.server import running_server
 from tests.support.tcp_proxy import TcpProxy

@@ -10,7 +10,7 @@ import httpx
 import msgspec
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.server import running_server
 
 pytestmark = pytest.mark.api

@@ -21,10 +21,10 @@ from domain.cards import is_card
 from events.schema.common import HandDealt
 from events.schema.lobby import GameCreated
 from events.store import EventStore, PostgresStore
-from service.app import create_app
-from service.games import GameService
-from service.metrics import Metrics
-from service.settings import Settings
+from service.http.app import create_app
+from service.ops.metrics import Metrics
+from service.ops.settings import Settings
+from service.play.games import GameService
 from tests.api.sse import Stream
 from tests.support.duplicate_rounds import Round, Table, open_round, play
 

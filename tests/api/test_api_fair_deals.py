@@ -25,8 +25,8 @@ from domain.shuffle import SHUFFLE_V2, hand_seed_message
 from events.codec import default_codec
 from events.schema.common import HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatSeedSet, SeedChainExtended
-from service.receipts import Receipt, ReceiptKey, b64url, from_b64url, sign, verify_receipt
-from service.settings import Settings
+from service.contract.receipts import Receipt, ReceiptKey, b64url, from_b64url, sign, verify_receipt
+from service.ops.settings import Settings
 from tests.api.players import Table, open_table, play_step
 from tests.api.server import running_server
 

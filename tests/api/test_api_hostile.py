@@ -13,7 +13,7 @@ import httpx
 import psycopg
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.players import Table, open_table
 from tests.api.server import running_server
 from tests.api.test_api_errors import problem

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.players import Table, open_table
 from tests.api.server import running_server
 

@@ -16,7 +16,7 @@ import httpx
 import msgspec
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.players import Table, concrete, open_table
 from tests.api.server import free_port, running_server
 from tests.integration.projections.conftest import forget, on_db

@@ -28,9 +28,9 @@ from events.schema.tournament import (
     TournamentCreated,
 )
 from events.store import EventStore, NewEvent, PostgresStore
-from service.games import GameService
-from service.lobby import new_token, token_hash
-from service.metrics import Metrics
+from service.ops.metrics import Metrics
+from service.play.games import GameService
+from service.play.lobby import new_token, token_hash
 from tests.support.duplicate_rounds import open_round, play
 
 pytestmark = pytest.mark.api

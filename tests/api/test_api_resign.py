@@ -17,7 +17,7 @@ import pytest
 
 from events.migrate import migrate
 from service.audit.offline import verify_export
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.players import Table, concrete, open_table
 from tests.api.server import running_server
 from tests.support.services import throwaway_database

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.server import running_server
 from tests.api.test_api_errors import problem
 

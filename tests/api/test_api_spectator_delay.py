@@ -20,7 +20,7 @@ import pytest
 from domain.variants import fold
 from events.codec import default_codec
 from events.schema.common import GameStarted
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.players import Table, concrete, open_table
 from tests.api.server import running_server
 from tests.api.sse import Stream

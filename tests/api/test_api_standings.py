@@ -34,7 +34,7 @@ from events.schema.tournament import (
     TournamentCreated,
 )
 from events.store.factory import open_store
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.server import free_port, running_server
 from tests.support.redis_keys import forget, on_db
 from tests.support.services import throwaway_database

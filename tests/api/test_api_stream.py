@@ -15,7 +15,7 @@ import httpx
 import msgspec
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.players import Table, concrete, open_table
 from tests.api.server import running_server
 from tests.api.sse import Stream

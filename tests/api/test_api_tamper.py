@@ -18,7 +18,7 @@ import msgspec
 import psycopg
 import pytest
 
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.server import running_server
 
 pytestmark = pytest.mark.api

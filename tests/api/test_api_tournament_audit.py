@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from events.store import EventStore, PostgresStore
-from service.games import GameService
-from service.metrics import Metrics
+from service.ops.metrics import Metrics
+from service.play.games import GameService
 from tests.support.duplicate_rounds import run_tournament
 
 pytestmark = pytest.mark.api

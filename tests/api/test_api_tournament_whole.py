@@ -32,7 +32,7 @@ import pytest
 from domain.tournament.standings import RoundResult, Row, Seat, round_mean, standings
 from domain.variants import bot, decider_for, high_wins
 from events.migrate import migrate
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.server import running_server
 from tests.support.redis_keys import forget, on_db
 from tests.support.services import throwaway_database

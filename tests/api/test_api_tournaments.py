@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from domain.tournament.standings import RoundResult, Seat, standings
-from service.settings import Settings
+from service.ops.settings import Settings
 from tests.api.server import running_server
 from tests.support.tournaments import play_over_http
 
@@ -136,7 +136,7 @@ def test_a_whole_duplicate_tournament_over_http(
         for table in tables:
             # The player's own tournament token reads their seat in this game (a
             # spectator of a duplicate round sees no hand before every table has played
-            # it: service/duplicate.py).
+            # it: service/tournaments/duplicate.py).
             token = event.tokens[table["players"][1]]
             game = http.get(f"/games/{table['game_id']}").json()
             assert [s["name"] for s in game["seats"]] == table["players"]

@@ -91,7 +91,15 @@ def serving(
     out, err = data_dir / "serve.out", data_dir / "serve.err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, *python_options, "-m", "service.cli", "serve", "--port", str(port)],
+            [
+                sys.executable,
+                *python_options,
+                "-m",
+                "service.cli",
+                "serve",
+                "--port",
+                str(port),
+            ],
             cwd=ROOT,
             env=environment,
             stdout=stdout,

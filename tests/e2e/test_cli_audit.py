@@ -18,9 +18,9 @@ import psycopg
 import pytest
 
 from events.store import NewEvent, open_store
-from service.api.schemas import GameExport
 from service.audit.export import export_game, ndjson_lines
-from service.receipts import ReceiptKey, b64url, sign
+from service.contract.receipts import ReceiptKey, b64url, sign
+from service.contract.schemas import GameExport
 from tests.e2e.test_cli import FAIRWAY, ROOT
 from tests.support.histories import played
 

@@ -12,8 +12,8 @@ import psycopg
 import pytest
 
 from events.store import PostgresStore
-from service.games import GameService
-from service.metrics import Metrics
+from service.ops.metrics import Metrics
+from service.play.games import GameService
 from tests.e2e.test_cli_audit import fairway
 from tests.support.duplicate_rounds import run_tournament
 

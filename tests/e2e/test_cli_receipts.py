@@ -10,7 +10,7 @@ import httpx
 import msgspec
 import pytest
 
-from service.receipts import KEY_FILE_NAME, Receipt, from_b64url, verify_receipt
+from service.contract.receipts import KEY_FILE_NAME, Receipt, from_b64url, verify_receipt
 from tests.api.server import free_port
 from tests.e2e.test_cli import run, serving
 

@@ -21,8 +21,8 @@ from events.migrate import migrate
 from events.schema.common import GameEnded, GameOptions
 from events.schema.lobby import TurnPlayedFor
 from events.store import PostgresStore
-from service.games import GameService, stream_id
-from service.metrics import Metrics
+from service.ops.metrics import Metrics
+from service.play.games import GameService, stream_id
 from tests.e2e.test_cli import ROOT, serving
 from tests.support.services import throwaway_database
 

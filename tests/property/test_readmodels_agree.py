@@ -20,7 +20,7 @@ from projections.folds import GameFolds
 from projections.players import Players
 from projections.replay import Replays, events_of, hand_key, hands_index
 from projections.scoreboard import Scoreboard
-from service.replay import replay_hand
+from service.read.replay import replay_hand
 from tests.support import readmodel_reference as reference
 from tests.support.dict_projector import DictModel, project
 from tests.support.feeds import random_feed, streams_of

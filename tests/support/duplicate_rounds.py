@@ -31,8 +31,8 @@ from events.schema.tournament import (
     TournamentEnded,
 )
 from events.store import NewEvent
-from service.games import GameService, stream_id
-from service.lobby import new_token, token_hash
+from service.play.games import GameService, stream_id
+from service.play.lobby import new_token, token_hash
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Whole games as the service stores them, played in-process: a seed chain committed in
 `game.created`, seats claimed, seat seeds set at chosen moments, v2 deals, bots' actions.
 
-An independent model of what `service/games.py` appends, for the pure tests of
+An independent model of what `service/play/games.py` appends, for the pure tests of
 `domain/fairness.py`; the API tests check the service itself against the same checker.
 """
 

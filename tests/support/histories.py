@@ -1,5 +1,5 @@
 """Whole games as the service stores them, without a server: bots play, each action's
-events and the deal that follows carry the action in their metadata (as service/games.py
+events and the deal that follows carry the action in their metadata (as service/play/games.py
 appends them), and every row gets its chain hash. For the audit's and export's tests and the
 export benchmark."""
 
@@ -20,7 +20,7 @@ from events.codec import GENESIS_HASH, canonical_bytes, chain_hash, default_code
 from events.schema.common import Act, DealHand, GameOptions, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed
 from events.stored import StoredRow
-from service.record import ACTION
+from service.play.record import ACTION
 
 
 def played(

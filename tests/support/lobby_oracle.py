@@ -1,4 +1,4 @@
-"""The lobby recomputed from the events by the write side's own fold (service/record.py),
+"""The lobby recomputed from the events by the write side's own fold (service/play/record.py),
 not by the projection: what every listing and index must hold."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from events.schema.lobby import GameCreated
 from events.store import RecordedEvent
 from projections import lobby
-from service.record import GameRecord
+from service.play.record import GameRecord
 
 
 def expected_listings(feed: Sequence[RecordedEvent]) -> dict[str, dict[str, object]]:

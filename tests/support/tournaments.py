@@ -10,8 +10,8 @@ import httpx
 import msgspec
 
 from domain.variants import bot, decider_for
-from service.api.schemas import LegalAction, View
-from service.games import GameService
+from service.contract.schemas import LegalAction, View
+from service.play.games import GameService
 
 
 async def play_out(games: GameService, game_id: str, tokens: dict[str, str], seed: int) -> None:
@@ -43,7 +43,7 @@ def play_over_http(http: httpx.Client, game_id: str, tokens: dict[str, str], see
     decider = decider_for(variant)
     greedy = bot("greedy", variant)
     # Whose turn it is, as a seat reads it: a spectator of a duplicate round is shown no
-    # hand before every table has played it (service/duplicate.py).
+    # hand before every table has played it (service/tournaments/duplicate.py).
     first = {"Authorization": f"Bearer {tokens[names[0]]}"}
     while True:
         status = http.get(f"/games/{game_id}/me", headers=first).json()["status"]

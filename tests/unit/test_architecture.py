@@ -48,6 +48,24 @@ FORBIDDEN: dict[str, set[str]] = {
 FORBIDDEN["events/schema"] = FORBIDDEN["domain"] | {"events.store", "events.codec"}
 
 
+# service/ by capability, in floors: a package may import only the service packages named
+# here (those below it), never one above or beside it that is not listed.
+_BASE = {"contract", "ops"}
+SERVICE_FLOORS: dict[str, set[str]] = {
+    "contract": set(),
+    "ops": {"contract"},
+    "commands": _BASE,
+    "play": _BASE | {"commands"},
+    "live": _BASE | {"play"},
+    "read": _BASE | {"play"},
+    "referee": _BASE | {"commands", "play"},
+    "audit": _BASE | {"play"},
+    "tournaments": _BASE | {"commands", "play", "live"},
+}
+SERVICE_FLOORS["http"] = set(SERVICE_FLOORS) - {"http"}
+SERVICE_FLOORS["cli"] = set(SERVICE_FLOORS) - {"cli"}
+
+
 def imported_modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
@@ -79,3 +97,29 @@ def test_the_checker_catches_a_forbidden_import(tmp_path: Path) -> None:
     module = tmp_path / "bad.py"
     module.write_text("import random\nfrom psycopg import sql\nfrom . import sibling\n")
     assert imported_modules(module) == {"random", "psycopg"}
+
+
+def upward_imports() -> list[str]:
+    """Each import of one service package by another that its floor does not allow."""
+    bad = []
+    for path in sorted((ROOT / "service").rglob("*.py")):
+        package = path.relative_to(ROOT / "service").parts[0]
+        if package.endswith(".py"):
+            continue  # service/__init__.py names nothing
+        allowed = SERVICE_FLOORS[package] | {package}
+        for module in imported_modules(path):
+            parts = module.split(".")
+            if parts[0] == "service" and len(parts) > 1 and parts[1] not in allowed:
+                bad.append(f"{path.relative_to(ROOT)} ({package}) imports {module}")
+    return bad
+
+
+def test_service_imports_only_the_floors_below() -> None:
+    packages = {p.name for p in (ROOT / "service").iterdir() if (p / "__init__.py").exists()}
+    assert packages <= set(SERVICE_FLOORS), f"no floor for {packages - set(SERVICE_FLOORS)}"
+    assert upward_imports() == []
+
+
+def test_every_service_package_says_what_it_holds() -> None:
+    for init in sorted((ROOT / "service").rglob("__init__.py")):
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring"

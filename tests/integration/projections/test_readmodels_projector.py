@@ -25,8 +25,8 @@ from projections.replay import Replays, events_of, hand_key
 from projections.runner import Runner
 from projections.scoreboard import Scoreboard
 from projections.store import ProjectionStore
-from service.readmodels import ProjectedReplays
-from service.replay import replay_hand
+from service.read.readmodels import ProjectedReplays
+from service.read.replay import replay_hand
 from tests.api.server import free_port
 from tests.integration.projections.conftest import on_db, projection_stores
 from tests.support import readmodel_reference as reference

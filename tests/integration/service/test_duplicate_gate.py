@@ -8,10 +8,10 @@ import pytest
 
 from events.schema.common import GameOptions, HandDealt
 from events.store import EventStore
-from service.duplicate import DuplicateGate
-from service.games import GameService
-from service.metrics import Metrics
-from service.problems import ApiError
+from service.contract.problems import ApiError
+from service.ops.metrics import Metrics
+from service.play.games import GameService
+from service.tournaments.duplicate import DuplicateGate
 from tests.support.duplicate_rounds import open_round, play
 
 pytestmark = pytest.mark.integration

@@ -20,10 +20,10 @@ from events.schema.common import GameEnded, GameOptions
 from events.schema.lobby import TurnPlayedFor
 from events.store import EmbeddedStore, EventStore, PostgresStore, RecordedEvent
 from service.audit import audit_game
-from service.games import GameService, stream_id
-from service.metrics import Metrics
-from service.record import ACTION, PLAYED_FOR
-from service.referee import Referee
+from service.ops.metrics import Metrics
+from service.play.games import GameService, stream_id
+from service.play.record import ACTION, PLAYED_FOR
+from service.referee.referee import Referee
 from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.integration

@@ -26,8 +26,8 @@ from service.audit.tournament import (
     read_tournament,
     report_lines,
 )
-from service.games import GameService
-from service.metrics import Metrics
+from service.ops.metrics import Metrics
+from service.play.games import GameService
 from tests.support.duplicate_rounds import Tournament, run_tournament
 
 pytestmark = pytest.mark.integration

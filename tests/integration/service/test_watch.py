@@ -10,9 +10,9 @@ import pytest
 
 from events.schema.common import GameOptions
 from events.store import EventStore
-from service.games import GameService
-from service.metrics import Metrics
-from service.watch import Watcher
+from service.live.watch import Watcher
+from service.ops.metrics import Metrics
+from service.play.games import GameService
 
 pytestmark = pytest.mark.integration
 

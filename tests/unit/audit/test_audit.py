@@ -10,7 +10,7 @@ from events.schema.common import HandEnded
 from events.stored import StoredRow
 from service.audit import audit_game
 from service.audit.receipts import check_receipts
-from service.receipts import ReceiptKey, sign
+from service.contract.receipts import ReceiptKey, sign
 from tests.support.histories import played, rows
 
 pytestmark = pytest.mark.unit

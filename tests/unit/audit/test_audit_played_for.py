@@ -12,7 +12,7 @@ import pytest
 from events.schema.lobby import SeatResigned, TurnPlayedFor
 from events.stored import StoredRow
 from service.audit import audit_game
-from service.record import ACTION, PLAYED_FOR
+from service.play.record import ACTION, PLAYED_FOR
 from tests.support.histories import played, rows
 
 pytestmark = pytest.mark.unit

@@ -9,8 +9,8 @@ import pytest
 from domain.variants import decider_for
 from events.schema import lobby
 from events.schema.common import GameStarted, HandDealt
-from service.api.contract import to_public
-from service.replay import ReplayRefused, replay_hand
+from service.contract.public import to_public
+from service.read.replay import ReplayRefused, replay_hand
 from tests.support.histories import played
 
 pytestmark = pytest.mark.unit

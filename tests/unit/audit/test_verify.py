@@ -12,9 +12,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from service.api.schemas import GameExport
 from service.audit.export import export_game, ndjson_lines
 from service.audit.offline import verify_export
+from service.contract.schemas import GameExport
 from tests.support.histories import played, rows
 
 pytestmark = pytest.mark.unit

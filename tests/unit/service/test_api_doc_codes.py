@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from service.problems import _CONFLICTS, _MISSING, ALL_CODES, SERVICE_CODES
+from service.contract.problems import ALL_CODES, SERVICE_CODES
+from service.http.problems import _CONFLICTS, _MISSING
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ import resource
 
 import pytest
 
-from service.connections import RESERVED_DESCRIPTORS, connection_cap, raise_descriptor_limit
+from service.http.connections import RESERVED_DESCRIPTORS, connection_cap, raise_descriptor_limit
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,8 @@ from domain.grid import GOLF
 from domain.simulate import play_game
 from events.schema.common import GameOptions
 from events.schema.lobby import GameCreated, SeatClaimed
-from service.cache import GameCache
-from service.record import RECORD_OVERHEAD, GameRecord
+from service.play.cache import GameCache
+from service.play.record import RECORD_OVERHEAD, GameRecord
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from service.logging import RepeatFilter, Repeats, bound_repeated_errors
+from service.ops.logging import RepeatFilter, Repeats, bound_repeated_errors
 
 pytestmark = pytest.mark.unit
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from service.middleware import ClientAddresses, TokenBuckets
-from service.settings import Settings
+from service.http.middleware import ClientAddresses, TokenBuckets
+from service.ops.settings import Settings
 
 pytestmark = pytest.mark.unit
 

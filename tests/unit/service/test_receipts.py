@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from service.receipts import (
+from service.contract.receipts import (
     KEY_FILE_NAME,
     Receipt,
     ReceiptKey,
@@ -23,7 +23,7 @@ from service.receipts import (
     signed_bytes,
     verify_receipt,
 )
-from service.settings import Settings, SettingsError
+from service.ops.settings import Settings, SettingsError
 
 pytestmark = pytest.mark.unit
 
@@ -157,13 +157,13 @@ class Warnings:
 def test_the_app_warns_when_several_instances_could_each_make_their_own_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import service.app
+    import service.http.app
 
     warned = Warnings()
-    monkeypatch.setattr(service.app, "log", warned)
-    alone = service.app.receipt_key(Settings(data_dir=tmp_path))
+    monkeypatch.setattr(service.http.app, "log", warned)
+    alone = service.http.app.receipt_key(Settings(data_dir=tmp_path))
     assert warned.events == []
-    shared_db = service.app.receipt_key(
+    shared_db = service.http.app.receipt_key(
         Settings(data_dir=tmp_path, database_url="postgresql://db/x")
     )
     assert alone.public_key == shared_db.public_key
@@ -171,7 +171,7 @@ def test_the_app_warns_when_several_instances_could_each_make_their_own_key(
     assert warned.events[0][1]["created"] is False
 
     configured = base64.b64encode(SEED).decode()
-    key = service.app.receipt_key(
+    key = service.http.app.receipt_key(
         Settings(data_dir=tmp_path, database_url="x", receipt_key=configured)
     )
     assert key.public_key == KEY.public_key

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from service.settings import Settings, SettingsError
+from service.ops.settings import Settings, SettingsError
 
 pytestmark = pytest.mark.unit
 

@@ -14,8 +14,8 @@ from domain.grid import GOLF
 from domain.simulate import play_game
 from events.schema.common import GameEnded, GameOptions, GameStarted, HandDealt
 from events.schema.lobby import GameCreated, SeatClaimed
-from service.record import GameRecord
-from service.spectators import horizon, state_at, visible_version
+from service.live.spectators import horizon, state_at, visible_version
+from service.play.record import GameRecord
 
 pytestmark = pytest.mark.unit
 

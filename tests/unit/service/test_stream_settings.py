@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.settings import Settings, SettingsError
+from service.ops.settings import Settings, SettingsError
 
 pytestmark = pytest.mark.unit
 

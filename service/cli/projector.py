@@ -1,0 +1,69 @@
+"""`fairway projector`: the projections as a process of their own (with REDIS_URL).
+
+Runs every projection until SIGTERM or SIGINT; `--rebuild NAME` builds that projection from
+position zero into a new generation, switches readers to it and drops the old one, then
+exits (a running projector follows the switch by itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+from events.store import open_store
+from projections.catalog import PROJECTIONS, by_name, fresh
+from projections.projector import Projector
+from projections.redis_store import RedisProjectionStore
+from service.ops.logging import configure_logging, log
+from service.ops.settings import Settings
+
+
+def run_projector(rebuild: str | None) -> int:
+    settings = Settings.from_env()
+    if not settings.redis_url:
+        print(
+            "fairway projector: REDIS_URL is not set (without it the projections live in "
+            "memory inside fairway serve)",
+            file=sys.stderr,
+        )
+        return 2
+    if rebuild is not None:
+        try:
+            by_name(rebuild)
+        except KeyError as error:
+            print(f"fairway projector: {error.args[0]}", file=sys.stderr)
+            return 2
+    configure_logging(settings.log_level, settings.log_format)
+    return asyncio.run(_main(settings, rebuild))
+
+
+async def _main(settings: Settings, rebuild: str | None) -> int:
+    feed = await open_store(
+        settings.database_url,
+        settings.data_dir,
+        pool_max_size=2,
+        db_timeout=settings.db_timeout,
+    )
+    assert settings.redis_url is not None
+    store = RedisProjectionStore.from_url(settings.redis_url, settings.redis_prefix)
+    projector = Projector(fresh(), store, feed)
+    try:
+        if rebuild is not None:
+            number = await projector.rebuild(rebuild)
+            log.info("projection_rebuilt", projection=rebuild, generation=number)
+            print(f"rebuilt {rebuild}: generation {number}")
+            return 0
+        task = asyncio.create_task(projector.run())
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, task.cancel)
+        log.info("projector_started", projections=[p.name for p in PROJECTIONS])
+        try:
+            await task
+        except asyncio.CancelledError:
+            log.info("projector_stopped")
+        return 0
+    finally:
+        await store.close()
+        await feed.close()

@@ -1,0 +1,101 @@
+"""`fairway serve`: uvicorn running the app, on the embedded store unless DATABASE_URL is set."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from typing import Any
+
+import uvicorn
+from uvicorn.supervisors import Multiprocess
+
+from service.http.connections import (
+    ConnectionLimits,
+    GuardedH11Protocol,
+    connection_cap,
+    raise_descriptor_limit,
+)
+from service.ops.settings import Settings
+
+
+class _Config(uvicorn.Config):
+    """uvicorn's config, with the connection limits its protocol reads and a listening socket
+    that knows it is TCP.
+
+    With several workers uvicorn binds the socket itself with protocol number 0, and asyncio
+    sets TCP_NODELAY only on accepted sockets whose protocol is IPPROTO_TCP; Nagle's
+    algorithm then holds every response until the client's delayed ACK, about 44 ms
+    (measured; docs/BENCHMARKS.md). Re-wrapping the same descriptor lets the kernel report
+    the real protocol.
+    """
+
+    def __init__(self, app: Any, limits: ConnectionLimits, **options: Any) -> None:
+        super().__init__(app, http=GuardedH11Protocol, **options)
+        self.connection_limits = limits
+
+    def bind_socket(self) -> socket.socket:
+        sock = super().bind_socket()
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            return socket.socket(fileno=sock.detach())
+        return sock
+
+
+def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Config:
+    """The one uvicorn configuration, for `fairway serve` and the API tests alike.
+
+    `app` is the app or its import string; `options` are uvicorn's (host, port, workers...).
+    Raises the descriptor limit first, so that the connection cap fits under it.
+    """
+    cap = connection_cap(settings.max_connections, raise_descriptor_limit(), settings.pool_size)
+    limits = ConnectionLimits(header_timeout=settings.header_timeout, max_connections=cap)
+    defaults = {
+        "timeout_keep_alive": settings.keep_alive_timeout,
+        "log_level": "warning",
+        "access_log": False,
+        # The app names the client itself (FAIRWAY_TRUSTED_PROXIES, service/http/middleware.py);
+        # uvicorn would otherwise believe X-Forwarded-For from any loopback peer, and each
+        # request could pick its own rate-limit bucket (tests/api/test_api_hostile.py).
+        "proxy_headers": False,
+    }
+    return _Config(app, limits, **(defaults | options))
+
+
+def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> int:
+    settings = Settings.from_env()
+    host = host or settings.host
+    port = port or settings.port
+    workers = workers or settings.workers
+    if workers > 1 and not settings.database_url:
+        print(
+            "fairway serve: several workers need DATABASE_URL (the embedded store is "
+            "single-process); starting one worker"
+        )
+        workers = 1
+    if not settings.database_url:
+        os.makedirs(settings.data_dir, exist_ok=True)
+        print(
+            f"fairway: embedded event store in {settings.data_dir.resolve()} "
+            "(set DATABASE_URL for PostgreSQL)"
+        )
+    print(f"fairway: serving on http://{host}:{port}  (OpenAPI: /schema/openapi.json)")
+    config = uvicorn_config(
+        "service.http.app:create_app_from_env",
+        settings,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+    )
+    server = uvicorn.Server(config)
+    try:
+        if workers > 1:
+            Multiprocess(config, sockets=[config.bind_socket()]).run()
+        else:
+            server.run()
+    except KeyboardInterrupt:
+        pass
+    if workers == 1 and not server.started:
+        print("fairway serve: the server did not start", file=sys.stderr)
+        return 3
+    return 0

@@ -1,0 +1,1 @@
+"""The rules of each variant as text, served at GET /variants/{name}."""

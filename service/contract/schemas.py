@@ -1,0 +1,402 @@
+"""The request and response bodies of the REST API (its OpenAPI components)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal
+
+import msgspec
+
+from domain.decider import Status
+from domain.grid.rules import GridRules
+from domain.grid.scoring import LayoutScore
+from domain.grid.view import GridTable, GridView
+from domain.shedding.rules import Rules as SheddingRules
+from domain.shedding.scoring import RemainingScore
+from domain.shedding.view import SheddingTable, SheddingView
+from events.schema.common import CardText, GameOptions
+from events.schema.grid import GridAction
+from events.schema.shedding import SheddingAction, SheddingOption
+from service.contract.public import (
+    PUBLIC_EVENTS,
+    Event,
+    HandEndReason,
+    PlayedForReason,
+    ResignReason,
+    Variant,
+)
+from service.contract.receipts import Receipt
+
+Action = GridAction | SheddingAction
+View = GridView | SheddingView
+"""A game as its viewer may know it, tagged by `family`: `grid` or `shedding`."""
+LegalAction = GridAction | SheddingOption
+"""An action a seat may take now, tagged by `type`: a grid action as it is to be posted, or
+a Tens-shedding option that describes a set of actions (docs/API.md, "Legal actions")."""
+OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max", "turn_seconds"]
+EventType = Literal[tuple(e.__struct_config__.tag for e in PUBLIC_EVENTS)]  # type: ignore[valid-type]
+"""The `type` of every event of the feed."""
+Score = LayoutScore | RemainingScore
+"""A grid layout's score (columns and combos) or Tens-shedding's remaining cards."""
+
+# Names and titles are shown to other players: no control characters, no bidirectional
+# overrides or isolates, no invisible zero-width characters or line separators, and not only
+# whitespace. `(?![\s\S])` is the end of the text: `$` would also match before a final newline.
+_UNSHOWN = r"\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
+_SHOWN_TEXT = rf"\s*[^\s{_UNSHOWN}][^{_UNSHOWN}]*"
+Name = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=40, pattern=rf"^{_SHOWN_TEXT}(?![\s\S])")
+]
+Title = Annotated[str, msgspec.Meta(max_length=80, pattern=rf"^(?:{_SHOWN_TEXT})?(?![\s\S])")]
+
+
+class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
+    """Open a game; all seats must be claimed before the creator starts it."""
+
+    variant: Variant
+    seats: Annotated[int, msgspec.Meta(ge=2, le=10)]
+    options: GameOptions | None = None
+    """House options; omitted fields keep the variant's rules."""
+    title: Title = ""
+
+
+class ClaimSeat(msgspec.Struct, forbid_unknown_fields=True):
+    """Take a seat: a given one, or the lowest free one when `seat` is omitted."""
+
+    name: Name
+    seat: Annotated[int, msgspec.Meta(ge=0, le=9)] | None = None
+
+
+class GameOpened(msgspec.Struct):
+    game_id: str
+    creator_token: str
+    """Secret: send it as `Authorization: Bearer <token>` to start the game."""
+    version: int
+    variant: Variant
+    seats: int
+    receipt: Receipt
+    """The service's signature on the game's first event, which commits its seed chain."""
+
+
+class SeatGranted(msgspec.Struct):
+    game_id: str
+    seat: int
+    token: str
+    """Secret: send it as `Authorization: Bearer <token>` to act for this seat."""
+    version: int
+    receipt: Receipt
+    """The service's signature on the game's history up to `version` (docs/API.md)."""
+
+
+class SeatInfo(msgspec.Struct):
+    seat: int
+    name: str | None
+
+
+class SeatState(SeatInfo):
+    """A seat as the game stands now: who holds it, whether the bot plays it, its clock."""
+
+    resigned: ResignReason | None = None
+    """Why the service's bot plays this seat now (`resigned`, `withdrawn`), null while its
+    holder does (docs/TOURNAMENTS.md, "Turn clocks and resigning")."""
+    turn_deadline: str | None = None
+    """When the seat's time to act runs out (RFC 3339), in a game with a turn clock and
+    while it is this seat's to act; null otherwise. Past it, the service plays for the seat
+    with the greedy bot (`turn.played_for`)."""
+
+
+class GameSummary(msgspec.Struct):
+    game_id: str
+    variant: Variant
+    title: str
+    seats: list[SeatState]
+    options: GameOptions
+    version: int
+    started: bool
+    status: Status | None
+    receipt: Receipt | None = None
+    """On the answers to start, release and resign: the service's signature on the game's
+    history up to `version`; null on reads."""
+    turn_deadline: str | None = None
+    """The earliest `turn_deadline` of the seats to act (null without a running clock)."""
+
+
+class PublicView(msgspec.Struct):
+    """What a spectator may know: public facts only."""
+
+    game_id: str
+    version: int
+    status: Status | None
+    view: View | None
+    """The variant's view for a spectator; null before the game starts."""
+    seats: list[SeatState] = msgspec.field(default_factory=list)
+    """Each seat's holder, whether the bot plays it, and its turn clock."""
+    turn_deadline: str | None = None
+    """The earliest `turn_deadline` of the seats to act (null without a running clock)."""
+
+
+class SeatView(msgspec.Struct):
+    """What one seat may know, with every action it may take now."""
+
+    game_id: str
+    version: int
+    seat: int
+    status: Status | None
+    view: View | None
+    """Null before the game starts."""
+    legal_actions: list[LegalAction]
+    """Empty when it is not this seat's to act."""
+
+
+class EventMetadata(msgspec.Struct, omit_defaults=True):
+    """What the service recorded beside an event (the known keys; others are not shown)."""
+
+    seat: int | None = None
+    """The seat that acted."""
+    action: Action | None = None
+    """The action as the seat sent it (or as the service's bot chose it for the seat)."""
+    played_for: PlayedForReason | None = None
+    """Set when the service played the action for the seat, and why (`turn.played_for`)."""
+    idempotency_key: str | None = None
+    idempotency_scope: str | None = None
+    request_hash: str | None = None
+
+
+class FeedEntry(msgspec.Struct):
+    version: int
+    event: Event
+    """The event as the viewer may know it: a card or seed they may not know is null."""
+    hash: str | None = None
+    """Hex of the event's hash-chain link, `sha256(prev_hash || canonical bytes)`; null
+    where the viewer may not know the whole event (docs/API.md, "The hash chain")."""
+    prev_hash: str | None = None
+    """The previous event's `hash` (64 zeros before version 1), null where that is."""
+    event_id: str | None = None
+    """Shown, with `recorded_at` and `metadata`, only where the viewer may know the whole
+    event: its hand is over, or nothing in it is hidden from them (and only on the feed)."""
+    recorded_at: str | None = None
+    metadata: EventMetadata | None = None
+
+
+class ActionResult(msgspec.Struct):
+    """What an action did, and where it leaves the acting seat: a turn is one request."""
+
+    game_id: str
+    seat: int
+    version: int
+    """The game's version after the action; send it back in If-Match to act on it."""
+    events: list[FeedEntry]
+    """The events the action appended (with the next deal when it ended a hand)."""
+    status: Status
+    view: View
+    """The acting seat's view after the action."""
+    legal_actions: list[LegalAction]
+    """What the acting seat may do next (empty when it is another seat's turn)."""
+    receipt: Receipt
+    """The service's signature on the game's history up to `version`: keep it to prove any
+    later rewrite (docs/API.md, "Receipts")."""
+
+
+class Feed(msgspec.Struct):
+    game_id: str
+    version: int
+    """The game's current version."""
+    events: list[FeedEntry]
+    has_more: bool
+    """Whether events follow this page."""
+    next_after: int | None
+    """Pass as `after` to read the next page; null when this page reaches the end."""
+
+
+class StreamMessage(msgspec.Struct):
+    """One message of an event stream (GET /games/{id}/stream), field by SSE field, as an
+    SSE parser hands it over: `id: <version>`, `event: <type>`, `data: <FeedEntry as JSON>`.
+    The stream also carries a `retry:` hint first and `: keep-alive` comments when idle."""
+
+    id: Annotated[str, msgspec.Meta(pattern=r"^[0-9]+$")]
+    """The game version of the event: send it back as `Last-Event-ID` to resume after it."""
+    event: EventType
+    """The event's `type`."""
+    data: str
+    """JSON: the same entry as GET /games/{id}/events gives the same viewer (`FeedEntry`)."""
+
+
+class HandScore(msgspec.Struct):
+    hand: int
+    reason: HandEndReason
+    scores: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
+class Scores(msgspec.Struct):
+    game_id: str
+    variant: Variant
+    version: int
+    totals: tuple[int, ...]
+    hands: list[HandScore]
+    finished: bool
+    winners: tuple[int, ...]
+
+
+class ScoreRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """Grid variants: `[[row 0 cards], [row 1 cards]]`; tens-shedding: `[cards]`."""
+
+    cards: list[list[CardText] | CardText]
+
+
+class VariantInfo(msgspec.Struct):
+    name: Variant
+    min_players: int
+    max_players: int
+    options: list[OptionName]
+    """The GameOptions fields that apply to this variant."""
+    rules: str
+    """The rules, as Markdown (RULES.md, every gap decided)."""
+
+
+class Health(msgspec.Struct, omit_defaults=True):
+    status: Literal["ok", "unavailable"]
+    store: str | None = None
+    detail: str | None = None
+
+
+# ---- replay (issue 9) ---------------------------------------------------------------------
+
+Table = GridTable | SheddingTable
+"""A game with nothing hidden, tagged by `family`: shown only for a hand that is over."""
+
+
+class ReplayStep(msgspec.Struct):
+    version: int
+    event: Event
+    """The event in its public shape, unredacted (the hand is over)."""
+    table: Table
+    """The whole table just after the event, every card included."""
+
+
+class HandReplay(msgspec.Struct):
+    """A finished hand step by step, folded by the decider that played it."""
+
+    game_id: str
+    hand: int
+    variant: Variant
+    steps: list[ReplayStep]
+
+
+# ---- export (issue 9) ---------------------------------------------------------------------
+
+EXPORT_FORMAT: Final = "fairway-game-export/1"
+
+
+class GridRulesRecord(GridRules, tag_field="family", tag="grid", forbid_unknown_fields=True):
+    """The rules record of a grid variant, as its decider holds it. An export's records are
+    read strictly (a field this verifier does not know is refused, not ignored): a mangled
+    key must not pass as the default it would otherwise fall back to."""
+
+
+class SheddingRulesRecord(
+    SheddingRules, tag_field="family", tag="shedding", forbid_unknown_fields=True
+):
+    """Tens-shedding's rules with every option filled in."""
+
+
+RulesRecord = GridRulesRecord | SheddingRulesRecord
+
+
+class ExportedEvent(msgspec.Struct, forbid_unknown_fields=True):
+    """One stored event with its chain fields: `data` and `metadata` are the stored JSON
+    text exactly, so the link `sha256(prev_hash || canonical bytes)` can be recomputed."""
+
+    version: int
+    event_id: str
+    type: str
+    schema_version: int
+    data: str
+    metadata: str
+    recorded_at: str
+    """When it was stored (RFC 3339); not covered by the chain."""
+    hash: str
+    prev_hash: str
+
+
+class ExportedSeed(msgspec.Struct, forbid_unknown_fields=True):
+    hand: int
+    commitment: str
+    """SHA-256 of `seed`, published at the deal."""
+    seed: str
+    """Revealed when the hand ended."""
+
+
+class ExportHeader(msgspec.Struct, forbid_unknown_fields=True):
+    """Everything about a finished game but its events (the first line of the NDJSON
+    export; every field of it is checked against the events by `fairway verify`)."""
+
+    format: Literal["fairway-game-export/1"]
+    game_id: str
+    variant: Variant
+    rules: RulesRecord
+    options: GameOptions
+    seats: list[SeatInfo]
+    seeds: list[ExportedSeed]
+    winners: tuple[int, ...]
+    event_count: int
+    head_hash: str
+    """The hash of the last event: keep it to detect a rewritten history later."""
+
+
+class GameExport(ExportHeader):
+    """A finished game as one self-contained document: `fairway verify FILE` checks it
+    with no database and no server."""
+
+    events: list[ExportedEvent]
+
+
+SeatSeedText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=128,
+        description="1..128 printable characters (no control, format, private-use or "
+        "unassigned character, no separator but the space); UTF-8 in the deal",
+    ),
+]
+
+
+class SetSeatSeed(msgspec.Struct, forbid_unknown_fields=True):
+    """The seat's own seed for every hand dealt from now on (docs/SHUFFLE.md)."""
+
+    seed: SeatSeedText
+
+
+class SeatSeedRecorded(msgspec.Struct):
+    game_id: str
+    seat: int
+    seed: str
+    """Public: it is in the next deal's `seat_seeds`."""
+    version: int
+    receipt: Receipt
+
+
+class RetiredReceiptKey(msgspec.Struct):
+    """A key that signed receipts before the current one."""
+
+    key_id: str
+    public_key: str
+
+
+class ReceiptKeyInfo(msgspec.Struct):
+    """The public key that signs receipts, and those that signed them before."""
+
+    algorithm: Literal["Ed25519"]
+    key_id: str
+    """A receipt's `key_id`: the first 16 hex digits of SHA-256 of the public key."""
+    public_key: str
+    """The 32-byte public key, base64url without padding."""
+    retired: list[RetiredReceiptKey] = msgspec.field(default_factory=list)
+    """Keys of earlier receipts (after a rotation); verify a receipt with the key whose
+    `key_id` it names."""
+
+
+class ReceiptsToCheck(msgspec.Struct, forbid_unknown_fields=True):
+    """Receipts to check against the game's stored history."""
+
+    receipts: Annotated[list[Receipt], msgspec.Meta(max_length=100)]

@@ -1,0 +1,118 @@
+"""What the standings, round results and ratings endpoints answer
+(service/http/controllers/standings.py).
+
+Totals, hands, wins, names and links only: no card and no seed is in any of them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from service.contract.public import Variant
+
+TableStatus = Literal["waiting", "playing", "ended"]
+"""`waiting`: the game has not started; `playing`: in play; `ended`: over."""
+RoundStatus = Literal["playing", "closed"]
+
+
+class StandingsRow(msgspec.Struct):
+    rank: int
+    """1-based; players equal on total, average and wins share a rank ("1224")."""
+    player: str
+    total: int
+    """Seat totals of the games played (so far, in a live round), plus each bye's score."""
+    games: int
+    """Games played (a live round's included) and byes."""
+    hands: int
+    won: int
+    """Games won (never by a seat that resigned or was withdrawn)."""
+    average: float | None
+    """Total of the games played per hand played (byes excluded), 3 places; null before
+    any hand."""
+    byes: int
+    withdrawn: bool
+
+
+class Standings(msgspec.Struct):
+    """A tournament's standings: as of a closed round, or live (the closed rounds and the
+    round in play as its games stand)."""
+
+    tournament_id: str
+    name: str
+    variant: Variant
+    round: int
+    """The last round counted: the one asked for, else the round in play, else the last
+    closed (0 before the first round)."""
+    live: bool
+    """Whether a round in play is counted (its games as they stand)."""
+    rounds_closed: int
+    """Rounds closed up to `round`."""
+    rounds: int
+    """Rounds planned."""
+    ended: bool
+    """The tournament has ended (and, live, these are its final standings)."""
+    revision: int
+    """Grows whenever these standings change (a feed position), the same on every
+    instance and after a rebuild of the read model."""
+    rows: list[StandingsRow]
+
+
+class TableLinks(msgspec.Struct):
+    game: str
+    """`/games/{game_id}`."""
+    export: str
+    """`/games/{game_id}/export` (once the game is over)."""
+    replays: list[str]
+    """`/games/{game_id}/hands/{hand}/replay` of each hand ended."""
+
+
+class TableLine(msgspec.Struct):
+    table: int
+    game_id: str
+    players: list[str]
+    """In seat order."""
+    totals: list[int]
+    """Each seat's total (so far, while the game is in play)."""
+    hands: int
+    """Hands ended."""
+    winners: list[int]
+    """Winning seats once the game is over (empty before)."""
+    resigned: list[int]
+    """Seats that resigned or were withdrawn: the bot played them out; they never win."""
+    status: TableStatus
+    links: TableLinks
+
+
+class RoundResults(msgspec.Struct):
+    """One round of a tournament, table by table."""
+
+    tournament_id: str
+    round: int
+    status: RoundStatus
+    tables: list[TableLine]
+    byes: list[str]
+    bye_score: int | None
+    """What each bye scores; null until the round closes (the round's mean seat total)."""
+    revision: int
+
+
+class Rating(msgspec.Struct):
+    """A player's rating (OpenSkill Plackett-Luce) over every finished game of that name."""
+
+    name: str
+    ordinal: float
+    """The displayed rating: mu - 3 sigma (a new player: 0)."""
+    mu: float
+    sigma: float
+    games: int
+    """Games rated."""
+
+
+class Leaderboard(msgspec.Struct):
+    """Rated players, the best ordinal first (then by name), a page at a time."""
+
+    ratings: list[Rating]
+    next_cursor: str | None
+    """Pass as `cursor` for the next page; null on the last page."""

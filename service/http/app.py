@@ -1,0 +1,280 @@
+"""`create_app(settings)`: the one place the service is wired."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+
+from litestar import Litestar, Router, get
+from litestar.config.cors import CORSConfig
+from litestar.datastructures import CacheControlHeader
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme, Server, Tag
+from litestar.response import Redirect
+from litestar.static_files import create_static_files_router
+from swagger_ui_bundle import swagger_ui_path
+
+from events.store import EventStore, open_store
+from service.contract.receipts import ReceiptKey, load_or_create, parse_key_text
+from service.http.bodies import JsonRequest
+from service.http.controllers.audit import AuditController, TournamentAuditController
+from service.http.controllers.fairness import ReceiptKeyController, SeatSeedController
+from service.http.controllers.games import GameController
+from service.http.controllers.listing import ProjectionsController
+from service.http.controllers.ops import OpsController
+from service.http.controllers.readmodels import PlayerController, ReadModelController
+from service.http.controllers.standings import RatingsController, StandingsController
+from service.http.controllers.stream import StreamController, document
+from service.http.controllers.tournaments import TournamentController
+from service.http.controllers.variants import VariantController
+from service.http.middleware import TokenBuckets, make_middleware
+from service.http.openapi_doc import complete
+from service.http.problems import EXCEPTION_HANDLERS
+from service.live.watch import Watcher
+from service.ops.logging import configure_logging, log
+from service.ops.metrics import Metrics
+from service.ops.settings import Settings
+from service.play.games import GameService
+from service.read.projections import ProjectionService
+from service.referee.referee import Referee, utc_now
+from service.tournaments.duplicate import DuplicateGate
+from service.tournaments.rounds import RoundKeeper
+from service.tournaments.service import TournamentService
+
+DESCRIPTION = """\
+Fairway hosts five Golf-family card games. Open a game, claim seats (each claim returns a
+secret seat token), start it with the creator token, then let each seat act with its token
+in `Authorization: Bearer <token>`. Every response holds only what its viewer may know.
+
+Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.
+Actions honour `Idempotency-Key` (safe retries) and `If-Match` (the game version).
+"""
+
+
+ASSETS = "/schema/assets"
+"""Swagger UI's files, served by the app itself so that the API pages need no internet."""
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="Fairway",
+        version="1.0.0",
+        description=DESCRIPTION,
+        # Relative: requests go wherever the document was fetched from.
+        servers=[Server(url="/")],
+        tags=[
+            Tag(name="games", description="Play: lobby, views, actions, scores, events"),
+            Tag(name="variants", description="The rules and a layout scorer"),
+            Tag(name="operations", description="Health, readiness, metrics"),
+            Tag(name="audit", description="Replay of finished hands, the audit, the export"),
+            Tag(name="tournaments", description="Organise a tournament: players, rounds"),
+        ],
+        components=Components(
+            security_schemes={
+                "seatToken": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="A seat token (from claimSeat) or the creator token "
+                    "(from createGame).",
+                )
+            }
+        ),
+        # The first plugin also answers at /schema itself.
+        render_plugins=[
+            SwaggerRenderPlugin(
+                js_url=f"{ASSETS}/swagger-ui-bundle.js",
+                css_url=f"{ASSETS}/swagger-ui.css",
+                standalone_preset_js_url=f"{ASSETS}/swagger-ui-standalone-preset.js",
+                favicon=f"<link rel='icon' type='image/png' href='{ASSETS}/favicon-32x32.png'>",
+            ),
+            JsonRenderPlugin(),
+        ],
+        path="/schema",
+    )
+
+
+@get("/docs", include_in_schema=False, sync_to_thread=False)
+def docs() -> Redirect:
+    return Redirect("/schema/swagger")
+
+
+def swagger_assets() -> Router:
+    return create_static_files_router(
+        ASSETS,
+        directories=[Path(str(swagger_ui_path))],
+        name="swagger-assets",
+        cache_control=CacheControlHeader(max_age=86400, public=True),
+    )
+
+
+def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
+    """Browsers on `origins` may call the API and read the headers a client needs; with no
+    origins configured, no CORS header is ever sent."""
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(origins),
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        allow_headers=[
+            "Authorization",
+            "Content-Type",
+            "Idempotency-Key",
+            "If-Match",
+            "If-None-Match",
+            "Last-Event-ID",
+        ],
+        expose_headers=["ETag", "Location", "Retry-After", "X-Request-Id"],
+        max_age=600,
+    )
+
+
+def create_app(
+    settings: Settings | None = None,
+    store: EventStore | None = None,
+    *,
+    referee_clock: Callable[[], datetime] = utc_now,
+) -> Litestar:
+    """`referee_clock`: the time as the referee reads it (tests move it on rather than wait
+    out turn clocks; service/referee/referee.py)."""
+    settings = settings or Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)
+    metrics = Metrics()
+    buckets = TokenBuckets(settings.rate_limit_per_second, settings.rate_limit_burst)
+    holder: dict[str, object] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        opened = store or await open_store(
+            settings.database_url,
+            settings.data_dir,
+            pool_max_size=settings.pool_size,
+            db_timeout=settings.db_timeout,
+        )
+        holder["store"] = opened
+        holder["games"] = GameService(
+            opened,
+            metrics,
+            settings.command_retries,
+            cache_events=settings.cache_events,
+            cache_finished=settings.cache_finished_games,
+            receipt_key=receipt_key(settings),
+            seed_chain_hands=settings.seed_chain_hands,
+            retired_keys=settings.receipt_retired_keys,
+        )
+        holder["gate"] = DuplicateGate(holder["games"])  # type: ignore[arg-type]
+        watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
+        watcher.start()
+        tournaments = TournamentService(
+            opened,
+            holder["games"],  # type: ignore[arg-type]
+            metrics,
+            settings.command_retries,
+            admin_key=settings.admin_key,
+        )
+        holder["tournaments"] = tournaments
+        keeper = RoundKeeper(opened, tournaments)
+        if settings.round_keeper:
+            keeper.start()
+        projections = ProjectionService(settings, opened)
+        holder["projections"] = projections
+        await projections.start()
+        referee = Referee(
+            opened,
+            holder["games"],  # type: ignore[arg-type]
+            now=referee_clock,
+            tick=settings.referee_tick,
+        )
+        if settings.referee:
+            referee.start()
+        log.info("started", store=type(opened).__name__, referee=settings.referee)
+        try:
+            yield
+        finally:
+            await referee.stop()
+            await watcher.stop()
+            await keeper.stop()
+            await projections.stop()
+            if store is None:
+                await opened.close()
+            log.info("stopped")
+
+    app = Litestar(
+        route_handlers=[
+            GameController,
+            AuditController,
+            TournamentAuditController,
+            VariantController,
+            OpsController,
+            docs,
+            swagger_assets(),
+            ProjectionsController,
+            SeatSeedController,
+            ReceiptKeyController,
+            StreamController,
+            ReadModelController,
+            PlayerController,
+            TournamentController,
+            StandingsController,
+            RatingsController,
+        ],
+        dependencies={
+            "store": Provide(lambda: holder["store"], sync_to_thread=False),
+            "games": Provide(lambda: holder["games"], sync_to_thread=False),
+            "tournaments": Provide(lambda: holder["tournaments"], sync_to_thread=False),
+            "metrics": Provide(lambda: metrics, sync_to_thread=False),
+            "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
+            "gate": Provide(lambda: holder["gate"], sync_to_thread=False),
+            "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
+            "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
+            "projections": Provide(lambda: holder["projections"], sync_to_thread=False),
+            "reader": Provide(
+                lambda: holder["projections"].store,  # type: ignore[attr-defined]
+                sync_to_thread=False,
+            ),
+        },
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=openapi_config(),
+        cors_config=cors_config(settings.cors_origins),
+        request_class=JsonRequest,
+        request_max_body_size=settings.max_body_bytes,
+        logging_config=None,
+        debug=False,
+    )
+    # Around the router rather than inside each route, so that it sees every request.
+    app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
+    complete(app.openapi_schema)
+    document(app.openapi_schema)
+    return app
+
+
+def receipt_key(settings: Settings) -> ReceiptKey:
+    """The configured receipt key, else the one kept in the data directory (made once)."""
+    if settings.receipt_key is not None:
+        return parse_key_text(settings.receipt_key)
+    key, created = load_or_create(settings.data_dir)
+    if settings.database_url is not None:
+        # Every instance serving one database must sign with one key.
+        log.warning(
+            "receipt_key_from_data_dir",
+            path=str(settings.data_dir),
+            created=created,
+            advice="set FAIRWAY_RECEIPT_KEY or FAIRWAY_RECEIPT_KEY_FILE so that every "
+            "instance signs with the same key",
+        )
+    return key
+
+
+def create_app_from_env() -> Litestar:
+    """The factory `fairway serve` hands to uvicorn (one per worker process)."""
+    app = create_app(Settings.from_env())
+    # Everything allocated so far lives as long as the process: move it out of the
+    # collector's sweeps, which otherwise revisit it on every full collection.
+    gc.collect()
+    gc.freeze()
+    return app

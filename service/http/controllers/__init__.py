@@ -1,0 +1,2 @@
+"""One controller module per resource: games, the feed's stream, fairness, audit, the read
+models, the lobby listing, tournaments, standings, variants, operations."""

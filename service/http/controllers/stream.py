@@ -1,0 +1,211 @@
+"""GET /games/{id}/stream: the game's events as Server-Sent Events, live, for one viewer.
+
+Each message is one entry of the event feed (`feed()`, the same gate as GET /events), with
+the game version as its SSE `id` and the public event type as its SSE `event`. A client that
+reconnects sends the last id it saw (`Last-Event-ID`, which EventSource does by itself) or
+`?after=N`, and gets every event after it, once, in order. What is sent is decided by the
+stream's own last version against the game's record, never by the wake-up that prompted it
+(service/live/watch.py). A spectator's stream stops at the spectator horizon
+(service/live/spectators.py). An idle stream gets a comment every FAIRWAY_SSE_HEARTBEAT seconds.
+
+Backpressure: each write waits until the connection takes it (uvicorn pauses a writer
+whose transport buffer is full), so a slow client holds at most one page of messages here;
+it catches up from its last version when it drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Request, Response, get
+from litestar.di import NamedDependency
+from litestar.openapi.spec import OpenAPI, Reference, Schema
+from litestar.params import HeaderParameter, Parameter
+from litestar.response import Stream
+
+from domain.decider import Viewer
+from events.store import StoreError
+from service.contract.problems import ApiError
+from service.http import docs
+from service.http.controllers.games import GameId, Gate, SpectatorDelay, bearer, feed
+from service.http.middleware import HEAD
+from service.live.spectators import visible_version
+from service.live.watch import Watcher
+from service.ops.logging import log
+from service.ops.metrics import Metrics
+from service.play.games import GameService
+from service.play.record import GameRecord
+from service.tournaments.duplicate import DuplicateGate
+
+EVENT_STREAM = "text/event-stream"
+PAGE = 200
+"""Events per write: what one slow client may hold in memory here."""
+RETRY_MS = 2000
+"""The reconnection delay suggested to clients (SSE `retry:`)."""
+SEALED_POLL = 1.0
+"""Seconds between looks at a duplicate round's other tables while the gate holds this
+stream back (service/tournaments/duplicate.py): their moves wake no subscriber of this game."""
+
+LastEventId = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Last-Event-ID",
+        required=False,
+        pattern=r"^\s*[0-9]{1,8}\s*$",
+        description="The `id` of the last message received: the stream resumes after it "
+        "(EventSource sends it by itself when it reconnects). Takes precedence over `after`.",
+    ),
+]
+After = Annotated[
+    int | None,
+    Parameter(
+        ge=0,
+        le=10_000_000,
+        description="Resume after this version (for a first connect, where EventSource "
+        "cannot send `Last-Event-ID`); 0 or absent: from the first event.",
+    ),
+]
+
+_ENCODE = msgspec.json.Encoder()
+
+
+def document(openapi: OpenAPI) -> None:
+    """Say in the document what a message's `data` holds: JSON text of a `FeedEntry` (the
+    JSON Schema way for string-encoded content, which OpenAPI 3.2 uses for event streams)."""
+    schemas = openapi.components.schemas or {}
+    message = schemas.get("StreamMessage")
+    if isinstance(message, Schema) and message.properties:
+        data = message.properties["data"]
+        if isinstance(data, Schema):
+            data.content_media_type = "application/json"
+            data.content_schema = Reference(ref="#/components/schemas/FeedEntry")
+
+
+class StreamController(Controller):
+    path = "/games"
+    tags = ["games"]
+
+    @get(
+        "/{game_id:str}/stream",
+        operation_id="streamEvents",
+        summary="The game's events as they happen (Server-Sent Events), for the viewer",
+        media_type=EVENT_STREAM,
+        responses=docs.STREAM,
+    )
+    async def stream(
+        self,
+        game_id: GameId,
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+        watcher: NamedDependency[Watcher],
+        metrics: NamedDependency[Metrics],
+        spectator_delay: SpectatorDelay,
+        gate: Gate,
+        sse_heartbeat: NamedDependency[float],
+        after: After = None,
+        last_event_id: LastEventId = None,
+    ) -> Response[Any]:
+        """Without a token, what a spectator may know; with a seat token, that seat's view.
+        A stream of a finished game ends after `game.ended`; connecting when nothing is left
+        to send gets 204, which tells EventSource to stop reconnecting."""
+        token = bearer(request)
+        record = await watcher.fresh(game_id)  # one query for a crowd connecting at once
+        viewer = None if token is None else games.seat_for(record, token)
+        start = int(last_event_id) if last_event_id is not None else (after or 0)
+        visible = await gate.visible(record, viewer, spectator_delay)
+        if start > visible:
+            source = "Last-Event-ID" if last_event_id is not None else "after"
+            raise ApiError(
+                400, "invalid_request", f"{source} {start} is past the game's version {visible}"
+            )
+        if record.finished and start >= record.version:
+            return Response(None, status_code=204)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        if request.scope.get(HEAD):  # type: ignore[misc]  # headers only, not for ever
+            return Stream((), media_type=EVENT_STREAM, headers=headers)
+        live = Live(watcher, metrics, gate, game_id, viewer, spectator_delay, sse_heartbeat)
+        return Stream(live.messages(start), media_type=EVENT_STREAM, headers=headers)
+
+
+class Live:
+    """One viewer's stream of one game."""
+
+    def __init__(
+        self,
+        watcher: Watcher,
+        metrics: Metrics,
+        gate: DuplicateGate,
+        game_id: str,
+        viewer: Viewer,
+        delay: int,
+        heartbeat: float,
+    ) -> None:
+        self.watcher, self.metrics, self.gate = watcher, metrics, gate
+        self.game_id, self.viewer, self.delay, self.heartbeat = game_id, viewer, delay, heartbeat
+
+    async def messages(self, last: int) -> AsyncIterator[bytes]:
+        """Everything after version `last`, then each event as the game reaches it."""
+        loop = asyncio.get_running_loop()
+        self.metrics.gauge("sse_streams_open", 1)
+        try:
+            with self.watcher.subscribe(self.game_id) as news:
+                yield b"retry: %d\n\n" % RETRY_MS
+                quiet_until = loop.time() + self.heartbeat
+                fresh = True
+                while True:
+                    changed = news.changed  # taken before looking: no wake-up falls between
+                    try:
+                        # The first look reads the store itself: news that came before
+                        # this stream subscribed was never announced to it.
+                        record = (
+                            await self.watcher.fresh(self.game_id)
+                            if fresh
+                            else self.watcher.cached(self.game_id, news.version)
+                            or await self.watcher.record(self.game_id, news.version)
+                        )
+                        fresh = False
+                        visible = await self.gate.visible(record, self.viewer, self.delay)
+                    except (ApiError, StoreError) as error:
+                        log.warning("stream_ended", game_id=self.game_id, error=str(error))
+                        return  # the client reconnects, and hears the problem then
+                    held = visible < visible_version(record, self.viewer, self.delay)
+                    while last < visible:
+                        upto = min(visible, last + PAGE)
+                        yield self._page(record, last + 1, upto, visible)
+                        self.metrics.count("sse_events_delivered", upto - last)
+                        last = upto
+                        quiet_until = loop.time() + self.heartbeat
+                    if record.finished and last >= record.version:
+                        return
+                    wait = quiet_until - loop.time()
+                    if held:
+                        wait = min(wait, SEALED_POLL)
+                    if wait <= 0:
+                        yield b": keep-alive\n\n"
+                        quiet_until = loop.time() + self.heartbeat
+                        continue
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(wait):  # no task per wait, unlike wait_for
+                            await changed.wait()
+        finally:
+            self.metrics.gauge("sse_streams_open", -1)
+
+    def _page(self, record: GameRecord, first: int, last: int, as_of: int) -> bytes:
+        key = (self.game_id, self.viewer, first, last, as_of)
+        return self.watcher.memo(
+            key, functools.partial(messages, record, self.viewer, first, last, as_of)
+        )
+
+
+def messages(record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int) -> bytes:
+    """Events `first`..`last` as SSE messages, redacted for `viewer` as of `as_of`."""
+    return b"".join(
+        b"id: %d\nevent: %s\ndata: %s\n\n"
+        % (entry.version, entry.event.__struct_config__.tag.encode(), _ENCODE.encode(entry))
+        for entry in feed(record, viewer, first, last, as_of)
+    )

@@ -1,0 +1,214 @@
+"""One ASGI middleware: request id, rate limit, access log and metrics for every request."""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import math
+import re
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+import structlog
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.contract.problems import ALL_CODES, PROBLEM_JSON, Problem
+from service.ops.logging import log
+from service.ops.metrics import Metrics
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_UNLIMITED = {"/health", "/ready", "/metrics"}
+HEAD = "fairway.head"
+"""Set in the scope of a HEAD request, which is served as GET: a response without end (an
+event stream) answers its headers at once."""
+
+
+class TokenBuckets:
+    """A token bucket per client: `rate` tokens a second, at most `burst` saved up.
+
+    At most `capacity` buckets are kept. When a new client would pass that, the bucket used
+    least recently goes: usually it has refilled and holds nothing worth keeping, and a busy
+    client's bucket, used on each of its requests, stays.
+    """
+
+    def __init__(
+        self, rate: float, burst: int, capacity: int = 100_000, clock: Any = time.monotonic
+    ) -> None:
+        self.rate, self.burst, self.capacity, self.clock = rate, burst, capacity, clock
+        self.buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, client: str) -> float:
+        """0 if the request may go on, else the seconds until a token is available."""
+        now = self.clock()
+        tokens, last = self.buckets.pop(client, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+        wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+        self.buckets[client] = (tokens - 1 if tokens >= 1 else tokens, now)
+        if len(self.buckets) > self.capacity:
+            self.buckets.popitem(last=False)
+        return wait
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class ClientAddresses:
+    """Who sent a request: the network peer, or, when the peer is a trusted proxy, the
+    right-most address in X-Forwarded-For that is not itself a trusted proxy.
+
+    Everything left of that address was written by the client and is never believed. An
+    IPv6 client is its /64, the block one subscriber is usually given.
+    """
+
+    def __init__(self, trusted_proxies: Iterable[str] = ()) -> None:
+        self.trusted: tuple[Network, ...] = tuple(
+            ipaddress.ip_network(proxy.strip(), strict=False) for proxy in trusted_proxies
+        )
+
+    def __call__(self, scope: Scope) -> str:
+        if not scope.get("client"):
+            return "unknown"
+        if not self.trusted:  # the common case: the peer is the client
+            return _peer_key(scope["client"][0])
+        peer = _address(scope["client"][0])
+        if peer is None:
+            return "unknown"
+        client = peer
+        if self._is_trusted(peer):
+            forwarded = b",".join(v for k, v in scope.get("headers", ()) if k == b"x-forwarded-for")
+            for hop in reversed(forwarded.decode("latin-1").split(",") if forwarded else []):
+                address = _address(hop)
+                if address is None:
+                    break  # a value no proxy of ours wrote: keep the hop that passed it on
+                client = address
+                if not self._is_trusted(address):
+                    break
+        return _key(client)
+
+    def _is_trusted(self, address: Address) -> bool:
+        return any(address in network for network in self.trusted)
+
+
+def _key(client: Address) -> str:
+    if client.version == 6:
+        return str(ipaddress.ip_network(f"{client}/64", strict=False))
+    return str(client)
+
+
+@functools.lru_cache(maxsize=4096)
+def _peer_key(peer: str) -> str:
+    """The bucket of a peer address, parsed once per address while it stays in use."""
+    address = _address(peer)
+    return "unknown" if address is None else _key(address)
+
+
+def _address(text: str) -> Address | None:
+    text = text.strip()
+    if text.startswith("[") and "]" in text:  # [v6]:port
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:  # v4:port
+        text = text.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        return address.ipv4_mapped
+    return address
+
+
+def make_middleware(
+    metrics: Metrics, buckets: TokenBuckets, trusted_proxies: Iterable[str] = ()
+) -> Callable[[ASGIApp], ASGIApp]:
+    """Wraps the whole application, outside routing: unmatched paths and methods are limited
+    and logged too, and HEAD is answered as GET without the body."""
+    client_of = ClientAddresses(trusted_proxies)
+
+    def middleware(app: ASGIApp) -> ASGIApp:
+        async def handle(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            path: str = scope["path"]
+            method: str = scope["method"]
+            if method == "HEAD":
+                scope = {**scope, "method": "GET", HEAD: True}  # type: ignore[assignment]
+            request_id = next(
+                (v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"x-request-id"),
+                "",
+            )
+            if not _REQUEST_ID.match(request_id):
+                request_id = uuid.uuid4().hex
+            structlog.contextvars.bind_contextvars(request_id=request_id)
+            started = time.perf_counter()
+            status = 500
+
+            async def send_with_id(message: Message) -> None:
+                nonlocal status
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                    message["headers"] = [
+                        *message.get("headers", []),
+                        (b"x-request-id", request_id.encode()),
+                    ]
+                elif method == "HEAD" and message["type"] == "http.response.body":
+                    message = {**message, "body": b""}  # type: ignore[typeddict-item]
+                await send(message)
+
+            try:
+                wait = 0.0 if path in _UNLIMITED else buckets.take(client_of(scope))
+                if wait:
+                    await _too_many(send_with_id, path, wait)
+                else:
+                    await app(scope, receive, send_with_id)
+            finally:
+                elapsed = time.perf_counter() - started
+                route = _route_template(scope)
+                metrics.observe_request(method, route, status, elapsed)
+                log.info(
+                    "request",
+                    method=method,
+                    path=path,
+                    status=status,
+                    ms=round(elapsed * 1000, 2),
+                )
+                structlog.contextvars.unbind_contextvars("request_id")
+
+        return handle
+
+    return middleware
+
+
+def _route_template(scope: Scope) -> str:
+    return str(scope.get("path_template") or "unmatched")
+
+
+async def _too_many(send: Any, path: str, wait: float) -> None:
+    retry_after = str(max(1, math.ceil(wait)))
+    body = msgspec.json.encode(
+        Problem(
+            type="urn:fairway:problem:rate_limited",
+            title=ALL_CODES["rate_limited"],
+            status=429,
+            code="rate_limited",
+            detail=f"too many requests from this client; retry after {retry_after} s",
+            instance=path,
+        )
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", retry_after.encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
