@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import psycopg
 import pytest
 
@@ -42,6 +43,23 @@ def api_settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) ->
 def api_base(api_settings: Settings) -> Iterator[str]:
     with running_server(api_settings) as base:
         yield base
+
+
+@pytest.fixture(scope="module")
+def keeperless_database(postgres_server_url: str) -> Iterator[str]:
+    """A module's own database for tests that append tournaments' histories by hand, in the
+    tournament service's place: the server on it (`keeperless_settings`) runs no round
+    keeper, which would otherwise close a round before the test's own `round.closed`."""
+    with throwaway_database(postgres_server_url, "fairway_by_hand") as url:
+        migrate(url)
+        yield url
+
+
+@pytest.fixture(scope="module")
+def keeperless_settings(api_settings: Settings, keeperless_database: str) -> Settings:
+    return msgspec.structs.replace(
+        api_settings, database_url=keeperless_database, round_keeper=False
+    )
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ import pytest
 
 from domain.simulate import play_game
 from domain.variants import DECIDERS, bot
-from events.migrate import migrate
 from events.schema.common import GameOptions
 from events.schema.lobby import GameCreated, SeatClaimed
 from events.schema.tournament import (
@@ -37,7 +36,6 @@ from events.store.factory import open_store
 from service.ops.settings import Settings
 from tests.api.server import free_port, running_server
 from tests.support.redis_keys import forget, on_db
-from tests.support.services import throwaway_database
 from tests.support.tournament_history import (
     Entry,
     append_history,
@@ -52,22 +50,11 @@ REDIS_DB = 10
 
 
 @pytest.fixture(scope="module")
-def history_database(postgres_server_url: str) -> Iterator[str]:
-    """This module's own database: it appends tournaments' histories by hand, in the
-    tournament service's place, where no round keeper may close a round first."""
-    with throwaway_database(postgres_server_url, "fairway_standings") as url:
-        migrate(url)
-        yield url
-
-
-@pytest.fixture(scope="module")
-def base(api_settings: Settings, redis_url: str, history_database: str) -> Iterator[str]:
+def base(keeperless_settings: Settings, redis_url: str) -> Iterator[str]:
     prefix = f"stapi{secrets.token_hex(4)}"
     url = on_db(redis_url, REDIS_DB)
     settings = msgspec.structs.replace(
-        api_settings,
-        database_url=history_database,
-        round_keeper=False,
+        keeperless_settings,
         redis_url=url,
         redis_prefix=prefix,
         projector_inline=True,
@@ -85,13 +72,13 @@ def http(base: str) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture
-def append(history_database: str) -> Callable[[list[Entry]], None]:
+def append(keeperless_database: str) -> Callable[[list[Entry]], None]:
     """Append (part of) a history to the session's database, carrying each stream's version
     from one call to the next."""
     versions: dict[str, int] = {}
 
     async def go(history: list[Entry]) -> None:
-        store = await open_store(history_database, "unused")
+        store = await open_store(keeperless_database, "unused")
         try:
             await append_history(store, history, versions)
         finally:

@@ -3,22 +3,31 @@ has ended; 409 `tournament_in_play` before; 404 for no such tournament."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 
 from events.store import EventStore, PostgresStore
 from service.ops.metrics import Metrics
+from service.ops.settings import Settings
 from service.play.games import GameService
+from tests.api.server import running_server
 from tests.support.duplicate_rounds import run_tournament
 
 pytestmark = pytest.mark.api
 
 
+@pytest.fixture(scope="module")
+def api_base(keeperless_settings: Settings) -> Iterator[str]:
+    """The tests append each round's `round.closed` themselves: no keeper may race them."""
+    with running_server(keeperless_settings) as base:
+        yield base
+
+
 @pytest.fixture
-async def games(database_url: str) -> AsyncIterator[GameService]:
-    store: EventStore = await PostgresStore.open(database_url)
+async def games(keeperless_database: str) -> AsyncIterator[GameService]:
+    store: EventStore = await PostgresStore.open(keeperless_database)
     try:
         yield GameService(store, Metrics())
     finally:
