@@ -2,13 +2,19 @@
 
 At each `hand.ended` the hand's events are stored at `hand:<game_id>:<hand>`: from its
 `hand.dealt` (the first hand from `game.started`) through that `hand.ended`, as `[version,
-event]` pairs in the events' stored JSON shape, the lobby's events left out (a seat's seed,
-a seed chain extended mid-game: not on the table, and a chain's secret stays secret until
-the game is over); the hand's number goes into the index `hands:<game_id>`. At `game.ended`
-the last hand is written again with the event that closes it. Hands 1..h laid end to end are
-the game's play from its start through hand h, which is what `service.read.replay.replay_hand`
-folds to show hand h step by step: the replay is computed where it is served, by the same
-decider path as every other replay (`events_of` reads the documents back).
+event]` pairs in the events' stored JSON shape, every event of the range: the lobby's too (a
+seat's seed set mid-hand, a seed chain extended, a seat resigned, a turn played for a seat),
+so that a replay has no gap in its versions. A seed chain's secret is blanked (`shown`): it
+reveals the server seeds of hands still to come and is secret until the game is over (the
+feed and the export show it then); everything else of a finished hand is public. The hand's
+number goes into the index `hands:<game_id>`. The hand's document is written again at each
+event that follows its end before the next deal: `game.ended` for the last hand (and, in a
+history that has them, lobby events between a hand's end and the next deal, which the
+service never appends: the deal comes in the same append as the end). Hands 1..h laid end
+to end are the game's play from its start through hand h, which is what
+`service.read.replay.replay_hand` folds to show hand h step by step: the replay is computed
+where it is served, by the same decider path as every other replay (`events_of` reads the
+documents back).
 
 Why the events and not the finished `HandReplay` itself: a replay holds the whole table
 after every step (160 KB for an average hand, 500 KB for a long one), and building it at
@@ -31,6 +37,7 @@ import msgspec
 from events.schema import EVENT_TYPES
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
 from events.schema.lobby import EVENTS as LOBBY_EVENTS
+from events.schema.lobby import SeedChainExtended
 from events.store.base import RecordedEvent
 from projections.base import Doc, IndexAdd, Put, Write
 from projections.feed import Feed
@@ -40,11 +47,10 @@ _EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[
 """A document's `events`: (version, event) pairs of any stored event type, tagged by `type`."""
 
 
-_LOBBY_TYPES = frozenset(LOBBY_EVENTS)
-"""The lobby's event types, tested by exact type (events are never subclassed)."""
-_WRITES = frozenset((HandEnded, GameEnded))
-"""The events that write a hand (tested by exact type: events are never subclassed, and
-`isinstance` against struct types costs more)."""
+_WRITES = frozenset((HandEnded, GameEnded, *LOBBY_EVENTS))
+"""The events that may write a hand: its end, the game's end, and a lobby event after the
+hand's end (tested by exact type: events are never subclassed, and `isinstance` against
+struct types costs more)."""
 
 
 def hand_key(game: str, hand: int) -> str:
@@ -57,7 +63,8 @@ def hands_index(game: str) -> str:
 
 class Replays:
     name = "replay"
-    version = 1
+    version = 2
+    """2: a hand's lobby events are kept (version 1 left them out)."""
 
     def __init__(self, folds: GameFolds | None = None) -> None:
         self.folds = folds or GameFolds(play=False, keep=True, name="replay")
@@ -75,27 +82,45 @@ class Replays:
         if game is None:
             return ()
         history = self.folds.history(event)
-        hand, first = _hand_start(history)
+        over = _hand_over(history)
+        if over is None:
+            return ()  # a lobby event before the game or in a hand in play: not yet
+        hand, first = over
         # The events themselves, not their `to_builtins` copy: the store encodes them to the
         # same JSON in one pass (converting first was a fifth of this projection's cost).
-        events = [
-            pair for pair in history if pair[0] >= first and type(pair[1]) not in _LOBBY_TYPES
-        ]
+        events = [(version, shown(data)) for version, data in history if version >= first]
         return (
             Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),
             IndexAdd(hands_index(game), str(hand), hand),
         )
 
 
-def _hand_start(history: Sequence[tuple[int, Any]]) -> tuple[int, int]:
-    """The last hand dealt in `history` and the version its document starts at: its
-    `hand.dealt`, or `game.started` for the first hand."""
+def shown(event: Any) -> Any:
+    """The event as a replay shows it: whole, but a seed chain's secret, which tells the
+    server seeds of hands still to come, is blank (the hand is over, the game may not be)."""
+    if type(event) is SeedChainExtended and event.secret:
+        return msgspec.structs.replace(event, secret="")
+    return event
+
+
+def _hand_over(history: Sequence[tuple[int, Any]]) -> tuple[int, int] | None:
+    """The last hand dealt in `history` and the version its document starts at (its
+    `hand.dealt`, or `game.started` for the first hand), when that hand is over by the end
+    of `history`; None when no hand is dealt or the last one is still in play."""
+    ended = 0
     for version, event in reversed(history):
-        if isinstance(event, HandDealt):
+        kind = type(event)
+        if kind is HandEnded and not ended:
+            ended = event.hand
+        elif kind is HandDealt:
+            if event.hand != ended:
+                return None
             if event.hand > 1:
                 return event.hand, version
             break
-    started = next(v for v, e in history if isinstance(e, GameStarted))
+    else:
+        return None  # nothing dealt yet
+    started = next(v for v, e in history if type(e) is GameStarted)
     return 1, started
 
 

@@ -3,8 +3,11 @@
 Pure: it takes a game's stored events and folds them with the decider that played them
 (`domain.variants.start`), so replay cannot drift from play. Every card is shown, which is
 only allowed once the hand is over: a hand still in play is refused whole, never partly
-shown. The endpoint (service/http/controllers/audit.py) and the Redis read model call the
-same function.
+shown. Every event of the hand is a step, the lobby's too (a seat's seed set mid-hand, a
+seed chain extended, a seat resigned, a turn played for a seat: the table does not change
+at them), so the steps' versions run without a gap; a seed chain's secret is blank
+(`projections.replay.shown`). The endpoint (service/http/controllers/audit.py) and the
+Redis read model call the same function.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from domain.variants import start
 from events.schema import lobby
 from events.schema.common import GameStarted, HandDealt, HandEnded
+from projections.replay import shown
 from service.contract.public import to_public
 from service.contract.schemas import HandReplay, ReplayStep
 
@@ -44,13 +48,14 @@ def replay_hand(game_id: str, events: Sequence[tuple[int, Any]], hand: int) -> H
             decider, state = start(event)
             variant = event.variant
             continue
-        if decider is None or isinstance(event, lobby.EVENTS):
-            continue  # the lobby (seats, seat seeds, seed chains): not on the table
+        if decider is None:
+            continue  # the lobby before the game: in no hand
         if isinstance(event, HandDealt) and event.hand > hand:
             break
-        state = decider.evolve(state, event)
+        if not isinstance(event, lobby.EVENTS):  # the lobby's events are not on the table
+            state = decider.evolve(state, event)
         if steps or (isinstance(event, HandDealt) and event.hand == hand):
-            steps.append(ReplayStep(version, to_public(event), decider.table(state)))
+            steps.append(ReplayStep(version, to_public(shown(event)), decider.table(state)))
         if isinstance(event, HandEnded) and event.hand == hand:
             over = True
     if not steps:

@@ -221,6 +221,41 @@ def test_the_replay_of_a_finished_hand_is_served_and_one_in_play_is_not(
     assert live.json()["code"] == "hand_in_play"
 
 
+def test_a_seed_set_mid_hand_is_a_step_of_the_replay_which_has_no_gap_in_versions(
+    http: httpx.Client,
+) -> None:
+    """Given a seat that sets its seed during the first hand, when that hand is over, then
+    its replay is every event of the feed from the hand's deal to the next deal, the
+    `seat.seed_set` included, in the feed's public shape."""
+    table = open_table(http, "golf", 2, {"hands": 2, "turn_limit": 3})
+    rng = random.Random(5)
+    seed_set = False
+    while table.public()["status"]["hand"] < 2:
+        status = table.public()["status"]
+        seat = rng.choice(status["to_act"])
+        legal = table.me(seat)["legal_actions"]
+        assert table.act(seat, concrete(rng.choice(legal), rng)).status_code == 200
+        if not seed_set:
+            put = http.put(
+                f"/games/{table.game_id}/seats/1/seed",
+                json={"seed": "mid-hand seed"},
+                headers=table.auth(1),
+            )
+            assert put.status_code == 200, put.text
+            seed_set = True
+    caught_up(http, table.game_id)
+    feed = http.get(f"/games/{table.game_id}/events", params={"limit": 1000}).json()["events"]
+    deals = [e["version"] for e in feed if e["event"]["type"] == "hand.dealt"]
+    replay = http.get(f"/games/{table.game_id}/hands/1/replay")
+    assert replay.status_code == 200, replay.text
+    steps = replay.json()["steps"]
+    assert [step["version"] for step in steps] == list(range(deals[0], deals[1]))
+    shown = {e["version"]: e["event"] for e in feed}
+    assert [step["event"] for step in steps] == [shown[step["version"]] for step in steps]
+    assert {"type": "seat.seed_set", "seat": 1, "seed": "mid-hand seed"} in shown.values()
+    assert any(step["event"]["type"] == "seat.seed_set" for step in steps)
+
+
 @pytest.fixture
 def redis_settings(api_settings: Settings, redis_url: str) -> Iterator[Settings]:
     prefix = f"rmapi{secrets.token_hex(4)}"

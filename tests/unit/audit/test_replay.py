@@ -1,14 +1,18 @@
 """Replay equals live play: for random games of every variant, each step of every hand's
-replay shows exactly the table the live fold held after that event, and a hand not over or
-not dealt is refused whole."""
+replay shows exactly the table the live fold held after that event, every event from the
+first deal on is a step of its hand's replay (the lobby's made mid-hand too: no gap in the
+versions), and a hand not over or not dealt is refused whole."""
 
 from __future__ import annotations
+
+import random
+from typing import Any
 
 import pytest
 
 from domain.variants import decider_for
-from events.schema import lobby
-from events.schema.common import GameStarted, HandDealt
+from events.schema.common import HandDealt
+from events.schema.lobby import SeatResigned, SeatSeedSet, SeedChainExtended, TurnPlayedFor
 from service.contract.public import to_public
 from service.read.replay import ReplayRefused, replay_hand
 from tests.support.histories import played
@@ -45,9 +49,51 @@ def test_each_replay_step_is_the_table_folded_live(variant: str, players: int, s
             assert step.event == to_public(event)
             assert step.table == decider.table(live[step.version - 1])
         steps += len(replay.steps)
-    started = next(v for v, e in events if isinstance(e, GameStarted))
-    played_events = [e for v, e in events if v > started and not isinstance(e, lobby.EVENTS)]
-    assert steps == len(played_events), "every event of play is in the replay of its hand"
+    first_deal = next(v for v, e in events if isinstance(e, HandDealt))
+    assert steps == len(events) - first_deal + 1, "every event of play is in its hand's replay"
+
+
+def with_lobby_mid_hand(events: list[tuple[int, Any]], rng: random.Random) -> list[tuple[int, Any]]:
+    """`events` with lobby events made during hands (a seat's seed, a seed chain extended, a
+    resignation, a turn played for a seat) inserted between events of play, renumbered."""
+    played_at = [
+        i for i, (_, e) in enumerate(events) if type(e).__module__.endswith(("grid", "shedding"))
+    ]
+    made = [
+        SeatSeedSet(0, "a seed set mid-hand"),
+        SeedChainExtended(9, 8, "ab" * 32, "cd" * 32),
+        SeatResigned(1, "resigned"),
+        TurnPlayedFor(1, "resigned"),
+    ]
+    out = [event for _, event in events]
+    for at, event in sorted(zip(rng.sample(played_at, len(made)), made, strict=True))[::-1]:
+        out.insert(at, event)
+    return list(enumerate(out, start=1))
+
+
+@pytest.mark.parametrize(("variant", "players"), [("golf", 3), ("tens-shedding", 3)])
+def test_the_lobby_events_of_a_hand_are_steps_and_its_versions_have_no_gap(
+    variant: str, players: int
+) -> None:
+    stored, _ = played(variant, players, seed=7)
+    events = with_lobby_mid_hand(
+        [(version, event) for version, (event, _) in enumerate(stored, start=1)], random.Random(7)
+    )
+    deals = {e.hand: v for v, e in events if isinstance(e, HandDealt)}
+    shown = []
+    for hand, dealt in deals.items():
+        steps = replay_hand("g", events, hand).steps
+        following = deals.get(hand + 1, len(events) + 1)
+        assert [step.version for step in steps] == list(range(dealt, following)), hand
+        shown += [step.event for step in steps]
+    kinds = [type(event).__name__ for event in shown]
+    for made in ("SeatSeedSet", "SeedChainExtended", "SeatResigned", "TurnPlayedFor"):
+        assert kinds.count(made) == 1, made
+    extended = next(e for e in shown if type(e).__name__ == "SeedChainExtended")
+    assert extended.secret is None, "a seed chain's secret is shown once the game is over"
+    assert extended.anchor == "ab" * 32
+    seed = next(e for e in shown if type(e).__name__ == "SeatSeedSet")
+    assert seed.seed == "a seed set mid-hand", "a seat's seed is public"
 
 
 def test_replay_shows_every_card_of_a_finished_hand() -> None:

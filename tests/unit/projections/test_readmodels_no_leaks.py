@@ -3,8 +3,8 @@
 Given random games of every variant (some cut off mid-hand) run through the projections a
 batch at a time, then after every batch: the scoreboard and players documents hold no card
 and no seed at all; the replay holds only hands that are over in the feed read so far, and
-only their events (never one of the hand that follows); no seed of a hand in play appears
-anywhere."""
+only their events (never one of the hand that follows: nothing from its deal on); no seed of
+a hand in play, and no seed chain's secret, appears anywhere."""
 
 from __future__ import annotations
 
@@ -62,6 +62,15 @@ def live_seeds(feed: list[RecordedEvent]) -> set[str]:
     return set(dealt.values()) | secrets
 
 
+def deals(feed: list[RecordedEvent]) -> dict[tuple[str, int], int]:
+    """The version of each hand's `hand.dealt` in `feed`."""
+    return {
+        (e.stream_id.removeprefix("game:"), e.data.hand): e.version
+        for e in feed
+        if isinstance(e.data, HandDealt)
+    }
+
+
 def hand_ends(feed: list[RecordedEvent]) -> dict[tuple[str, int], int]:
     """The version at which each hand of `feed` is closed: its hand.ended, or game.ended."""
     ends: dict[tuple[str, int], int] = {}
@@ -89,13 +98,13 @@ async def test_no_projection_holds_what_a_viewer_may_not_know(seed: int) -> None
 
     def finished_hands_only(read: int, model: DictModel) -> None:
         prefix = feed[:read]
-        ends = hand_ends(prefix)
+        ends, dealt = hand_ends(prefix), deals(prefix)
         hidden = live_seeds(prefix)
         for key, doc in model.docs.items():
             _, game, hand = key.split(":")
-            end = ends.get((game, int(hand)))
-            assert end is not None, f"{key} is written but the hand is not over"
-            assert all(version <= end for version, _ in doc["events"])
+            assert ends.get((game, int(hand))) is not None, f"{key} is written, the hand not over"
+            following = dealt.get((game, int(hand) + 1))
+            assert following is None or all(v < following for v, _ in doc["events"]), key
         assert not hidden & set(everything(model))
         checked.append(read)
 
