@@ -103,9 +103,11 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
     code = _HTTP_CODES.get(exc.status_code)
     if code is None:
         return _unexpected(request, exc)
-    return problem_response(
-        request, exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})
-    )
+    detail = str(exc.detail)
+    if exc.status_code == 413:  # name the limit: it differs by route
+        limit = request.route_handler.resolve_request_max_body_size()
+        detail = f"the body is larger than the {limit} bytes this route takes"
+    return problem_response(request, exc.status_code, code, detail, headers=dict(exc.headers or {}))
 
 
 def _store(request: Request[Any, Any, Any], exc: StoreError) -> Response[Problem]:

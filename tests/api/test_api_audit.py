@@ -9,6 +9,7 @@ the action answers, one the stored history contradicts is reported."""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import uuid
 from dataclasses import dataclass
@@ -196,6 +197,46 @@ def test_receipts_from_the_answers_hold_and_a_contradicted_one_is_reported(
     bad = http.post(f"/games/{game_id}/audit", json={"receipts": [{"game_id": 1}]})
     assert bad.status_code == 422
     assert bad.json()["code"] == "invalid_request"
+
+
+def test_the_audit_takes_its_documented_100_real_receipts_and_refuses_more_naming_the_limit(
+    http: httpx.Client,
+) -> None:
+    """Given 100 receipts from the answers of one game's actions, posted indented (34 KB,
+    past the 16 KiB other bodies are held to), then each is checked; 101 are refused with a
+    problem naming the 100, and a body past the route's 64 KiB with one naming its bytes."""
+    table = open_table(http, "golf", 2, {"hands": 9})
+    rng = random.Random(100)
+    receipts: list[dict[str, Any]] = []
+    while len(receipts) < 101:
+        status = table.public()["status"]
+        assert status["phase"] != "game_over", "the game ended before 101 actions"
+        seat = rng.choice(status["to_act"])
+        answer = table.act(seat, concrete(rng.choice(table.me(seat)["legal_actions"]), rng))
+        assert answer.status_code == 200, answer.text
+        receipts.append(answer.json()["receipt"])
+    path = f"/games/{table.game_id}/audit"
+    json_body = {"Content-Type": "application/json"}
+
+    indented = json.dumps({"receipts": receipts[:100]}, indent=4).encode()
+    assert len(indented) > 16 * 1024
+    audit = http.post(path, content=indented, headers=json_body)
+    assert audit.status_code == 200, audit.text
+    assert [r["version"] for r in audit.json()["receipts"]] == [
+        r["version"] for r in receipts[:100]
+    ]
+    assert all(r["ok"] for r in audit.json()["receipts"])
+
+    over = http.post(path, json={"receipts": receipts})
+    assert over.status_code == 422, over.text
+    assert over.json()["code"] == "invalid_request"
+    assert "100" in over.json()["detail"] + str(over.json()["errors"])
+
+    padded = b'{"receipts": []' + b" " * (64 * 1024) + b"}"
+    too_large = http.post(path, content=padded, headers=json_body)
+    assert too_large.status_code == 413, too_large.text
+    assert too_large.json()["code"] == "body_too_large"
+    assert str(64 * 1024) in too_large.json()["detail"]
 
 
 def test_a_row_altered_in_postgresql_is_reported_at_its_version(
