@@ -15,6 +15,16 @@ A batch is committed as one step, so of a game's several events in one batch onl
 one's listing and index scores are ever stored: the events of play before it (which change
 only the version and the time, both the last event's to keep) write nothing. `prepare` notes
 how far the batch takes each game.
+
+Spectators held back (FAIRWAY_SPECTATOR_DELAY, service/live/spectators.py) see a game in
+play as it stood just before the N-th most recent seat action. So that the lobby shows them
+no more, a listing in play keeps, beside its live `version` and `hand`, where they stood
+before each of its last `HELD` seat actions (`held`) and before its first (`first`), and
+how many it has had (`actions`); `as_seen` picks the one a delay of N shows. A seat action
+begins at the first event of an append (a run of the stream's events recorded at one
+moment) whose metadata names a seat, once the game has started: the rule the game's record
+counts by (`GameRecord.apply`). Two appends recorded in the same microsecond would count as
+one here: a listing then shows an earlier version, never a later one.
 """
 
 from __future__ import annotations
@@ -40,6 +50,10 @@ _ALWAYS_WRITE: Final = frozenset((GameCreated, *_LISTED))
 """The events that write their listing even when a later event of the game is in the batch:
 they change what the listing holds or which indexes hold it."""
 STATUSES: Final = ("lobby", "playing", "finished")
+HELD: Final = 16
+"""Seat actions a listing in play remembers where it stood before: a spectator delay of up to
+this many lists the game exactly as the delayed view shows it; a longer one lists it as it
+stood before its first action (its first deal)."""
 
 
 def game_id(stream_id: str) -> str | None:
@@ -107,16 +121,28 @@ class Moment:
 
 class LobbyProjection:
     name = NAME
-    version = 1
+    version = 2
+    """2: a listing in play remembers where it stood before its last seat actions."""
 
     def __init__(self) -> None:
         self._moment = Moment()
         self._reached: dict[str, int] = {}
         """Each stream of the batch prepared -> the version the batch takes it to."""
+        self._opens: dict[tuple[str, int], bool] = {}
+        """(stream, version) -> whether the event opens an append, for each event whose
+        stream has an earlier event in the batch (the others compare with their listing)."""
 
     async def prepare(self, batch: Sequence[RecordedEvent], feed: Feed | None = None) -> None:
-        """Before the runner applies `batch`: how far it takes each stream."""
+        """Before the runner applies `batch`: how far it takes each stream, and which of its
+        events open an append."""
         self._reached = {event.stream_id: event.version for event in batch}
+        before: dict[str, datetime] = {}
+        opens = self._opens = {}
+        for event in batch:
+            at = before.get(event.stream_id)
+            if at is not None:
+                opens[(event.stream_id, event.version)] = at != event.recorded_at
+            before[event.stream_id] = event.recorded_at
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         stream = event.stream_id
@@ -127,17 +153,24 @@ class LobbyProjection:
         if not key.startswith("game:"):
             return ()
         data = event.data
-        if self._reached.get(key, 0) > event.version and type(data) not in _ALWAYS_WRITE:
-            return ()  # a later event of this game in the batch writes the listing
-        game = key[5:]
         before = docs.get(key)
         at, now = self._moment.of(event.recorded_at)
+        acts = self._acts(event, before, at)
+        if (
+            self._reached.get(key, 0) > event.version
+            and type(data) not in _ALWAYS_WRITE
+            and not acts
+        ):
+            return ()  # a later event of this game in the batch writes the listing
+        game = key[5:]
         if isinstance(data, GameCreated):
             listing = created(game, data, event.recorded_at)
         elif before is None:
             return ()  # a game stream that did not begin with game.created: nothing to list
         else:
             listing = changed(before, data)
+            if acts:
+                listing.update(acted(before, event.version))
         listing["version"] = event.version
         listing["updated_at"] = at
         after = indexes(listing)
@@ -147,6 +180,42 @@ class LobbyProjection:
             writes += [IndexRemove(name, game) for name in was if name not in after]
         writes += [IndexAdd(name, game, now) for name in after]
         return writes
+
+    def _acts(self, event: RecordedEvent, before: Doc | None, at: str) -> bool:
+        """Whether `event` begins a seat action: it opens an append (recorded at another
+        moment than the stream's event before it) whose metadata names a seat, in a game in
+        play."""
+        if before is None or before["status"] != "playing":
+            return False
+        if not isinstance(event.metadata.get("seat"), int):
+            return False
+        opens = self._opens.get((event.stream_id, event.version))
+        return opens if opens is not None else at != before["updated_at"]
+
+
+def acted(before: Doc, version: int) -> Doc:
+    """The fields a seat action beginning at `version` changes: where the game stood just
+    before it joins `held` (and is `first`, for the game's first action)."""
+    stood = [version - 1, before["hand"]]
+    actions = before.get("actions", 0) + 1
+    fields: Doc = {"actions": actions, "held": [*before.get("held", ())[1 - HELD :], stood]}
+    if actions == 1:
+        fields["first"] = stood
+    return fields
+
+
+def as_seen(listing: Doc, delay: int) -> Doc:
+    """The listing as a spectator held back `delay` seat actions sees it: a game in play
+    with its `version` and `hand` as they stood before the `delay`-th most recent action
+    (before the first, when it has had fewer), as `service.live.spectators.horizon` counts."""
+    actions = listing.get("actions", 0)
+    if delay <= 0 or not actions or listing["status"] != "playing":
+        return listing
+    wanted = max(0, actions - delay)  # the action that begins past the spectator's version
+    held = listing["held"]
+    oldest = actions - len(held)
+    version, hand = held[wanted - oldest] if wanted >= oldest else listing["first"]
+    return listing | {"version": version, "hand": hand}
 
 
 def created(game: str, event: GameCreated, at: datetime) -> Doc:

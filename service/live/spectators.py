@@ -6,10 +6,14 @@ that nobody can watch a live table and tell a player what the others just did. A
 events and the deal appended with it count as one action. Once the game is over, everything
 is shown. Seats are never delayed.
 
-Every spectator read path (the summary, the public view, the event feed, the scores, the
-event stream) asks `horizon` for the version to show, so none of them runs ahead of another.
-The delayed state is the same for every spectator: it is folded once per horizon, forward
-from the last one, and kept on the record.
+Every spectator read path asks `horizon` for the version to show, so none of them runs ahead
+of another: the summary, the public view, the event feed, the scores and the event stream
+from the record (`DuplicateGate.visible`, which adds the duplicate gate's limit); the
+scoreboard, the replay and the audit, which do not start from the record, through
+`DuplicateGate.held_now`; the lobby from its read model, which counts seat actions by the
+same rule (`projections.lobby.as_seen`). tests/api/test_api_spectator_delay.py lists every
+route and sweeps those that show a game. The delayed state is the same for every
+spectator: it is folded once per horizon, forward from the last one, and kept on the record.
 """
 
 from __future__ import annotations

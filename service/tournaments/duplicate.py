@@ -107,17 +107,20 @@ class DuplicateGate:
                 "are to come at another table; it is shown whole once every table has ended",
             )
 
-    async def sealed_now(self, game_id: str) -> tuple[GameRecord, int] | None:
-        """The game's record and the last version its round lets a reader not seated in it
-        see, or None when nothing is sealed; for read paths that do not start from the
-        record (the read models). A game's peers never change: a cached record tells them."""
-        slot = self.games.cache.get(game_id)
-        record = slot.record if slot is not None else await self.games.load(game_id)
-        if not peers_of(record):
-            return None
+    async def held_now(self, game_id: str, delay: int) -> tuple[GameRecord, int] | None:
+        """The game's record and the last version a reader not seated in it may see now
+        (`visible`: the spectator delay, the round), or None when such a reader sees the
+        game as it is; for read paths that do not start from the record (the read models,
+        the replay, the audit). A game's peers never change: without a delay, a cached
+        record tells whether there is anything to hold back."""
+        if delay <= 0:
+            slot = self.games.cache.get(game_id)
+            record = slot.record if slot is not None else await self.games.load(game_id)
+            if not peers_of(record):
+                return None
         record = await self.games.load(game_id)
-        sealed = await self.sealed(record)
-        return None if sealed is None else (record, sealed)
+        version = await self.visible(record, None, delay)
+        return None if version >= record.version else (record, version)
 
     async def require_hand(self, game_id: str, hand: int) -> None:
         """Refuse (409 `deals_to_come`) hand `hand`'s every card while a table of the round

@@ -2,7 +2,10 @@
 
 Three readers of the stored history. Replay folds the cached events with the decider that
 played them; the audit and the export read the stream's rows as stored, so a damaged
-history is reported (audit) or refused (export), never half served.
+history is reported (audit) or refused (export), never half served. A reader without a seat
+token is held back as on every read of the game (`held_back`: the spectator delay, the
+duplicate gate): a hand that ended past where it may see is still in play to it, and the
+audit is of the history as far as it may see; the export is of a finished game, shown whole.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from service.contract import schemas as s
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.receipts import from_b64url
 from service.http import docs
-from service.http.controllers.games import GameId, Gate, IfNoneMatch, answer
+from service.http.controllers.games import GameId, Gate, IfNoneMatch, SpectatorDelay, answer
+from service.http.controllers.readmodels import held_back
 from service.play.games import GameService, stream_id
 from service.read.readmodels import REPLAYS
 from service.read.replay import ReplayRefused, replay_hand
@@ -53,7 +57,7 @@ def _problem(description: str) -> ResponseSpec:
     )
 
 
-REPLAY = docs.READ | {
+REPLAY = docs.SEAT_READ | {
     404: _problem("No such game (`game_not_found`), or no such hand dealt (`hand_not_found`)"),
     409: _problem(
         "The hand is still in play (`hand_in_play`): it is shown once it is over; or it is "
@@ -64,7 +68,7 @@ ROUND_IN_PLAY = _problem(
     "The game is a table of a duplicate round still in play (`deals_to_come`): its deals "
     "are to come at another table, so it is shown once every table has ended"
 )
-AUDIT = docs.problems(400, 429, 503) | {
+AUDIT = docs.problems(400, 401, 429, 503) | {
     404: _problem("No such game (`game_not_found`)"),
     409: ROUND_IN_PLAY,
 }
@@ -104,7 +108,7 @@ class Reports:
 
 
 REPORTS = Reports()
-TOURNAMENT_AUDIT = docs.problems(400, 429, 503) | {
+TOURNAMENT_AUDIT = docs.problems(400, 401, 429, 503) | {
     404: _problem("No such tournament (`tournament_not_found`)"),
     409: _problem("The tournament has not ended (`tournament_in_play`)"),
 }
@@ -135,16 +139,28 @@ class AuditController(Controller):
         self,
         game_id: GameId,
         hand: HandNumber,
+        request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
         reader: NamedDependency[ProjectionReader],
+        spectator_delay: SpectatorDelay,
         gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.HandReplay]:
         """Each event of the hand with the whole table after it, folded by the decider that
-        played it. Refused whole while the hand is in play. The ETag is the version of the
-        hand's last step: a finished hand's replay changes no more (the last hand's gains
-        the game's end)."""
+        played it. Refused whole while the hand is in play: to a reader without a seat
+        token, while it is in play as far as the spectator delay lets them see the game.
+        The ETag is the version of the hand's last step: a finished hand's replay changes
+        no more (the last hand's gains the game's end)."""
         await gate.require_hand(game_id, hand)
+        held = await held_back(request, games, gate, game_id, spectator_delay)
+        ended = None if held is None else held[0].hand_ended_at.get(hand)
+        if held is not None and ended is not None and ended > held[1]:
+            raise ApiError(
+                409,
+                "hand_in_play",
+                f"hand {hand} of game {game_id} is still in play as spectators see the game "
+                f"(at version {held[1]}, held back): it is shown once it is over there",
+            )
         body = await REPLAYS.replay(reader, game_id, hand)  # the read model, when it has it
         if body is None:
             record = await games.load(game_id)
@@ -162,15 +178,23 @@ class AuditController(Controller):
         responses=AUDIT,
     )
     async def audit(
-        self, game_id: GameId, games: NamedDependency[GameService], gate: Gate
+        self,
+        game_id: GameId,
+        request: Request[Any, Any, Any],
+        games: NamedDependency[GameService],
+        spectator_delay: SpectatorDelay,
+        gate: Gate,
     ) -> AuditReport:
         """The hash chain over every stored event (or its first broken link); for each
         finished hand the commitment, the deck, every move's legality and the scores, decided
         again by the variant's rules; the winners. A hand in play is `pending` and not
-        examined; hands past a broken link are `unverifiable`. Public facts only."""
+        examined; hands past a broken link are `unverifiable`. Public facts only. Without a
+        seat token, of the history as far as the spectator delay lets the reader see it
+        (`chain.version` says how far)."""
         rows = await _rows(games, game_id)
         await gate.require_open(game_id, peers_in(rows))
-        return await REPORTS.report(game_id, rows)
+        held = await held_back(request, games, gate, game_id, spectator_delay)
+        return await REPORTS.report(game_id, rows if held is None else rows[: held[1]])
 
     @post(
         "/{game_id:str}/audit",
@@ -187,19 +211,25 @@ class AuditController(Controller):
             s.ReceiptsToCheck,
             Body(description="The receipts you hold: at most 100, in a body of 64 KiB at most."),
         ],
+        request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
+        spectator_delay: SpectatorDelay,
         gate: Gate,
     ) -> AuditReport:
         """As `GET /games/{id}/audit`, and each receipt you hold checked: signed by this
         service's key (or a retired one it still serves), and the stored hash at its version
         the one it signs. A version the history no longer holds is a deleted tail; another
-        hash there is a rewrite."""
+        hash there is a rewrite. The receipts are checked against the whole stored history
+        (a receipt tells its holder nothing they were not told when they got it); the rest
+        of the report is held back as on `GET`."""
         rows = await _rows(games, game_id)
         await gate.require_open(game_id, peers_in(rows))
+        held = await held_back(request, games, gate, game_id, spectator_delay)
         keys = [games.receipt_key.public_key, *map(from_b64url, games.retired_keys)]
         check, results = check_receipts(game_id, rows, data.receipts, keys)
+        shown = rows if held is None else rows[: held[1]]
         return await asyncio.to_thread(
-            audit_game, game_id, rows, public=True, extra=[check], receipts=results
+            audit_game, game_id, shown, public=True, extra=[check], receipts=results
         )
 
     @get(

@@ -5,6 +5,11 @@ changed games first, filtered by variant, status and open seats, with a cursor t
 the last game of the page: a page is stable while games change (none is repeated, and one
 that does not change is not missed). A game that changes between two pages moves to the
 front, where the next listing from the top finds it.
+
+With a spectator delay (FAIRWAY_SPECTATOR_DELAY) a game in play is listed with the `version`
+and `hand` a spectator sees (`lobby.as_seen`), no further than GET /games/{id} shows it. Its
+`updated_at` (and so its place in the list) stays the moment of its last change: the
+spectator's version moves at that same moment, when a seat acts.
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ class ProjectionsStatus(msgspec.Struct):
 async def list_games(
     self: Controller,
     reader: NamedDependency[ProjectionReader],
+    spectator_delay: NamedDependency[int],
     variant: Annotated[Variant | None, Parameter(description="Only this variant")] = None,
     status: Annotated[
         ListingStatus | None, Parameter(description="Only games in this state")
@@ -117,7 +123,7 @@ async def list_games(
     # A doc missing here was removed between the two reads; a doc that no longer matches
     # the filter changed between them: both are left out, as a read a moment later would.
     games = [
-        msgspec.convert(doc, GameListing)
+        msgspec.convert(lobby.as_seen(doc, spectator_delay), GameListing)
         for doc in docs
         if doc is not None and (status is None or doc["status"] == status)
     ]

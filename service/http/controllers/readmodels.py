@@ -3,7 +3,9 @@
 
 Everything served here is public from the moment it exists: seats' names, the score of each
 finished hand, totals, whose turn it is, places. No card and no seed is in these read models
-(tests/unit/projections/test_readmodels_no_leaks.py, tests/api/test_api_no_leaks.py).
+(tests/unit/projections/test_readmodels_no_leaks.py, tests/api/test_api_no_leaks.py). A
+reader without a seat token sees the scoreboard no further than the spectator delay and the
+duplicate gate let it see the game (`held_back`), as on every other read of the game.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import hashlib
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Response, get
+from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
@@ -24,9 +26,17 @@ from service.contract import schemas as s
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.public import Variant
 from service.http import docs
-from service.http.controllers.games import GameId, Gate, IfNoneMatch, answer
+from service.http.controllers.games import (
+    GameId,
+    Gate,
+    IfNoneMatch,
+    SpectatorDelay,
+    answer,
+    bearer,
+)
 from service.live.spectators import status_at
 from service.play.games import GameService
+from service.play.record import GameRecord
 
 UNAVAILABLE = {
     503: ResponseSpec(
@@ -40,7 +50,7 @@ UNAVAILABLE = {
 }
 SCOREBOARD = (
     docs.NOT_MODIFIED
-    | docs.problems(400, 429)
+    | docs.problems(400, 401, 429)
     | UNAVAILABLE
     | {
         404: ResponseSpec(
@@ -117,6 +127,24 @@ class PlayerHistory(msgspec.Struct):
     """Pass as `cursor` for the next page; null on the last page."""
 
 
+async def held_back(
+    request: Request[Any, Any, Any],
+    games: GameService,
+    gate: Gate,
+    game_id: str,
+    delay: int,
+) -> tuple[GameRecord, int] | None:
+    """The game's record and the last version the reader may see, when that is short of the
+    game's own; None when the reader sees the game as it is. A seat's token sees its own
+    game as it is (401 for a token that holds no seat of it); anyone else is held back by
+    the spectator delay and the duplicate gate (`DuplicateGate.held_now`)."""
+    token = bearer(request)
+    if token is None:
+        return await gate.held_now(game_id, delay)
+    games.seat_for(await games.load(game_id), token)
+    return None
+
+
 PlayerName = Annotated[
     str, Parameter(min_length=1, max_length=40, description="A seat name, as claimed")
 ]
@@ -136,14 +164,18 @@ class ReadModelController(Controller):
     async def scoreboard(
         self,
         game_id: GameId,
+        request: Request[Any, Any, Any],
         reader: NamedDependency[ProjectionReader],
         games: NamedDependency[GameService],
+        spectator_delay: SpectatorDelay,
         gate: Gate,
         if_none_match: IfNoneMatch = None,
     ) -> Response[Scoreboard]:
-        """A table of a duplicate round still in play shows the hands every table of the
-        round has finished, and where it stood then (service/tournaments/duplicate.py): a
-        hand's scores tell of its cards, which another table has still to play."""
+        """Without a token, as a spectator sees the game: held back by the spectator delay
+        (service/live/spectators.py), and for a table of a duplicate round still in play,
+        the hands every table of the round has finished (service/tournaments/duplicate.py:
+        a hand's scores tell of its cards, which another table has still to play); its
+        `version` says where. With a seat token, the seat's own game as it is."""
         game_doc, hands_doc = await reader.get_many(
             scoreboard.Scoreboard.name, [scoreboard.key(game_id), scoreboard.hands_key(game_id)]
         )
@@ -153,9 +185,9 @@ class ReadModelController(Controller):
         line = msgspec.convert(game_doc, scoreboard.GameLine)
         hands = [] if hands_doc is None else msgspec.convert(hands_doc["hands"], list[s.HandScore])
         status, version = line.status, line.version
-        sealed = await gate.sealed_now(game_id)
-        if sealed is not None and sealed[1] < line.version:  # not a read model that lags
-            record, version = sealed
+        held = await held_back(request, games, gate, game_id, spectator_delay)
+        if held is not None and held[1] < line.version:  # not a read model that lags
+            record, version = held
             status = status_at(record, version)
             shown = {hand for hand, ended in record.hand_ended_at.items() if ended <= version}
             hands = [hand for hand in hands if hand.hand in shown]

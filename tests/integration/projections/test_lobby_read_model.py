@@ -1,14 +1,24 @@
 """The lobby read model, built by the projector from a real feed, agrees with the events
-folded by the write side, for many random games, in every index and in every page."""
+folded by the write side, for many random games, in every index and in every page; and a
+listing in play shows a delayed spectator the version and hand the game's record shows."""
 
 from __future__ import annotations
 
+import random
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
-from events.store import START, EmbeddedStore
-from projections.lobby import STATUSES, LobbyProjection, index_name
+from events.schema.common import GameStarted
+from events.schema.lobby import GameCreated
+from events.store import START, EmbeddedStore, NewEvent
+from projections.lobby import HELD, STATUSES, LobbyProjection, as_seen, index_name
 from projections.projector import Projector
 from projections.store import ProjectionStore
+from service.live.spectators import horizon
+from service.play.record import GameRecord
 from tests.support.lobby_oracle import expected_index, expected_listings
 from tests.support.played_games import VARIANTS, append_interleaved, game_streams
 
@@ -76,3 +86,69 @@ async def test_a_listing_holds_no_secret_of_the_events(
     assert not [secret for secret in secrets if secret in dumped]
     assert "cards" not in dumped
     assert "layout" not in dumped
+
+
+async def append_as_played(
+    store: EmbeddedStore, games: Sequence[tuple[str, list[Any]]], seed: int
+) -> None:
+    """Append each game as the service does: the lobby and the start without a seat in the
+    metadata, then seat actions of one to four events, each naming its seat, games taking
+    turns at random."""
+    rng = random.Random(seed)
+    pending = {}
+    for stream, events in games:
+        started = next((i for i, e in enumerate(events) if isinstance(e, GameStarted)), None)
+        cut = len(events) if started is None else started + 2  # the start and its deal
+        appends = [(events[:cut], {})]
+        rest = events[cut:]
+        while rest:
+            size = rng.randint(1, 4)
+            take, rest = rest[:size], rest[size:]
+            appends.append((take, {"seat": rng.randrange(4)}))
+        pending[stream] = appends
+    versions = dict.fromkeys(pending, 0)
+    while pending:
+        stream = rng.choice(list(pending))
+        events, metadata = pending[stream].pop(0)
+        if events:
+            batch = [NewEvent(uuid.uuid4(), event, metadata) for event in events]
+            await store.append(stream, versions[stream], batch)
+            versions[stream] += len(batch)
+        if not pending[stream]:
+            del pending[stream]
+
+
+@pytest.mark.parametrize("batch", [1, 97])
+async def test_a_listing_in_play_is_seen_as_far_as_the_spectator_delay_shows_the_game(
+    pstore: ProjectionStore, feed: EmbeddedStore, batch: int
+) -> None:
+    """Given games appended as seat actions, then for every spectator delay the listing of
+    a game shows the version and hand of the spectator's horizon as the game's own record
+    counts it (service/live/spectators.py): exactly up to a delay of HELD actions, and no
+    later past it; a game in its lobby or over is listed as it is."""
+    await append_as_played(feed, game_streams(40, 11), 11)
+    projector = Projector([LobbyProjection()], pstore, feed, batch=batch, grace=0)
+    await projector.ensure(LobbyProjection())
+    records: dict[str, GameRecord] = {}
+    for event in await feed.read_feed(START, limit=100_000):
+        game = event.stream_id.partition(":")[2]
+        if isinstance(event.data, GameCreated):
+            records[game] = GameRecord.begin(game, event.data)
+        else:  # the append told apart as the service tells it (service/play/games.py)
+            append = (event.recorded_at, event.metadata)
+            records[game].apply(event.version, event.data, event.metadata, append=append)
+    playing = [r for r in records.values() if r.started and not r.finished]
+    assert len(playing) > 5
+    assert any(len(r.action_starts) > HELD + 3 for r in playing)
+    for game, record in records.items():
+        listing = await pstore.get("lobby", f"game:{game}")
+        assert listing is not None
+        for delay in (0, 1, 2, 3, HELD - 1, HELD, HELD + 1, 40):
+            seen = as_seen(listing, delay)
+            version = horizon(record, delay)
+            hand = record.entries[version - 1].hand
+            if delay <= HELD or len(record.action_starts) <= HELD or record.finished:
+                assert (seen["version"], seen["hand"]) == (version, hand), (game, delay)
+            else:
+                assert seen["version"] <= version, (game, delay)
+                assert seen["hand"] <= hand, (game, delay)
