@@ -38,7 +38,7 @@ MakeStore = Callable[[], ProjectionStore]
 
 
 class LobbyV2(LobbyProjection):
-    version = 2
+    version = LobbyProjection.version + 1
 
 
 async def run_to_end(runner: Runner, number: int) -> None:
@@ -182,7 +182,7 @@ async def test_a_projection_whose_code_version_changed_rebuilds_at_start(
     assert new != old
     generation = await pstore.generation("lobby", new)
     assert generation is not None
-    assert generation.version == 2
+    assert generation.version == LobbyV2.version
     assert await pstore.dump("lobby", new) != {}
     assert await pstore.generation("lobby", old) is None
 
