@@ -108,7 +108,7 @@ class Reports:
 
 
 REPORTS = Reports()
-TOURNAMENT_AUDIT = docs.problems(400, 401, 429, 503) | {
+TOURNAMENT_AUDIT = docs.problems(400, 429, 503) | {
     404: _problem("No such tournament (`tournament_not_found`)"),
     409: _problem("The tournament has not ended (`tournament_in_play`)"),
 }
