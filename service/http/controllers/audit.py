@@ -33,7 +33,7 @@ from service.contract import schemas as s
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.receipts import from_b64url
 from service.http import docs
-from service.http.controllers.games import GameId, Gate, IfNoneMatch, answer
+from service.http.params import GameId, Gate, IfNoneMatch, answer
 from service.play.games import GameService, stream_id
 from service.read.readmodels import REPLAYS
 from service.read.replay import ReplayRefused, replay_hand
