@@ -23,12 +23,8 @@ from service.audit import AuditReport, audit_game
 from service.audit.chain import check_chain
 from service.audit.export import ExportRefused, export_game, ndjson_lines
 from service.audit.receipts import check_receipts
-from service.audit.tournament import (
-    PREFIX,
-    TournamentAuditReport,
-    audit_tournament,
-    read_games,
-)
+from service.audit.tournament import PREFIX, audit_tournament, read_games
+from service.audit.tournament_report import TournamentAuditReport
 from service.contract import schemas as s
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.receipts import from_b64url
