@@ -26,6 +26,7 @@ from service.audit.receipts import check_receipts
 from service.audit.tournament import PREFIX, audit_tournament, read_games
 from service.audit.tournament_report import TournamentAuditReport
 from service.contract import schemas as s
+from service.contract.export import GameExport
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.receipts import from_b64url
 from service.http import docs
@@ -204,7 +205,7 @@ class AuditController(Controller):
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
         gate: Gate,
-    ) -> Response[s.GameExport]:
+    ) -> Response[GameExport]:
         """Every event as stored (data and metadata as their exact text) with its chain
         fields, the variant's rules record, the options, the seats, each hand's commitment and
         seed, the winners. With `Accept: application/x-ndjson`: the header on the first line,
