@@ -19,8 +19,8 @@ import pytest
 
 from events.store import NewEvent, open_store
 from service.audit.export import export_game, ndjson_lines
+from service.contract.export import GameExport
 from service.contract.receipts import ReceiptKey, b64url, sign
-from service.contract.schemas import GameExport
 from tests.e2e.test_cli import FAIRWAY, ROOT
 from tests.support.histories import played
 
