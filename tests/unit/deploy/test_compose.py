@@ -110,8 +110,10 @@ def test_every_service_environment_is_one_the_service_accepts(
         assert settings.database_url is not None
         if role(service) == "serve":
             assert settings.redis_url is not None
-            assert settings.referee is False and settings.round_keeper is True
-            assert settings.admin_key is not None and settings.receipt_key is not None
+            assert settings.referee is False
+            assert settings.round_keeper is True
+            assert settings.admin_key is not None
+            assert settings.receipt_key is not None
         if role(service) == "projector":
             assert settings.redis_url is not None
 

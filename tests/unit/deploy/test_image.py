@@ -54,7 +54,8 @@ def test_hadolint_does_find_what_it_should() -> None:
 
 def test_the_base_image_is_a_build_argument_of_both_stages() -> None:
     steps = instructions()
-    assert steps[0][0] == "ARG" and steps[0][1].startswith("BASE=")
+    assert steps[0][0] == "ARG"
+    assert steps[0][1].startswith("BASE=")
     froms = [rest for word, rest in steps if word == "FROM"]
     assert froms == ["${BASE} AS build", "${BASE}"]
 
@@ -73,7 +74,8 @@ def test_the_image_runs_as_a_user_that_is_not_root() -> None:
     users = [rest for word, rest in instructions() if word == "USER"]
     assert len(users) == 1
     uid, _, gid = users[0].partition(":")
-    assert int(uid) > 0 and int(gid) > 0
+    assert int(uid) > 0
+    assert int(gid) > 0
 
 
 def test_fairway_is_the_entrypoint_and_serving_on_every_interface_the_default() -> None:
@@ -86,7 +88,8 @@ def test_the_health_check_asks_health_with_the_standard_library() -> None:
     check = dict(instructions())["HEALTHCHECK"]
     command = json.loads(check[check.index("CMD") + len("CMD") :])
     assert command[:2] == ["python3", "-c"]
-    assert "urllib.request" in command[2] and "/health" in command[2]
+    assert "urllib.request" in command[2]
+    assert "/health" in command[2]
 
 
 def test_the_data_dir_is_a_volume() -> None:
@@ -96,4 +99,5 @@ def test_the_data_dir_is_a_volume() -> None:
 
 def test_every_fairway_variable_the_image_sets_is_a_setting() -> None:
     names = {name for name in image_env() if name.startswith("FAIRWAY_")}
-    assert names and names <= setting_names()
+    assert names
+    assert names <= setting_names()

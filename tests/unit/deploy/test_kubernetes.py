@@ -128,8 +128,10 @@ def test_every_environment_is_one_the_service_accepts(
         settings = read_settings(environment(workload))
         assert settings.database_url is not None
     served = read_settings(environment(api()))
-    assert served.referee is False and served.round_keeper is True
-    assert served.redis_url is not None and served.admin_key is not None
+    assert served.referee is False
+    assert served.round_keeper is True
+    assert served.redis_url is not None
+    assert served.admin_key is not None
 
 
 def test_the_receipt_key_file_is_the_secret_mounted_in_the_api() -> None:
@@ -149,7 +151,8 @@ def test_the_autoscaler_budget_and_service_select_the_api() -> None:
     assert manifest("HorizontalPodAutoscaler", name)["spec"]["scaleTargetRef"]["name"] == name
     budget = manifest("PodDisruptionBudget", name)["spec"]["selector"]["matchLabels"]
     service = manifest("Service", name)["spec"]
-    assert budget.items() <= labels.items() and service["selector"].items() <= labels.items()
+    assert budget.items() <= labels.items()
+    assert service["selector"].items() <= labels.items()
     assert service["ports"][0]["targetPort"] == container(api())["ports"][0]["name"]
 
 
@@ -157,7 +160,8 @@ def test_only_the_api_may_be_reached() -> None:
     policies = [doc for _, doc in manifests() if doc["kind"] == "NetworkPolicy"]
     (deny,) = [p for p in policies if p["spec"]["podSelector"] == {}]
     assert sorted(deny["spec"]["policyTypes"]) == ["Egress", "Ingress"]
-    assert "ingress" not in deny["spec"] and "egress" not in deny["spec"]
+    assert "ingress" not in deny["spec"]
+    assert "egress" not in deny["spec"]
     opened = [p for p in policies if "ingress" in p["spec"]]
     labels = api()["spec"]["template"]["metadata"]["labels"]
     others = [
