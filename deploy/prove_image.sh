@@ -71,7 +71,7 @@ chroot "$ROOTFS" python3 --version
 
 if [ "${REUSE_IMAGE:-0}" = 1 ] && b inspect --type image "$IMAGE" >/dev/null 2>&1; then
   say "reusing the image $IMAGE (REUSE_IMAGE=1)"
-  build_seconds="not built this run:"
+  built="not this run (REUSE_IMAGE=1)"
 else
   say "importing it as $BASE_IMAGE (buildah from scratch, mount, copy, commit)"
   b rmi -f "$IMAGE" "$BASE_IMAGE" >/dev/null 2>&1 || true
@@ -93,11 +93,12 @@ else
   say "buildah bud --isolation chroot --build-arg BASE=$BASE_IMAGE -f deploy/Dockerfile"
   started=$(now)
   (cd "$REPO" && b bud --isolation chroot --format docker "${SECRET[@]}" \
+    --ignorefile deploy/Dockerfile.dockerignore \
     --build-arg BASE="$BASE_IMAGE" -f deploy/Dockerfile -t "$IMAGE" .) >"$WORK/build.log" 2>&1 \
     || { tail -40 "$WORK/build.log"; exit 1; }
-  build_seconds=$(seconds "$started" "$(now)")
+  built="$(seconds "$started" "$(now)") s"
   grep -E 'STEP [0-9]' "$WORK/build.log"
-  echo "build took $build_seconds s (log: $WORK/build.log)"
+  echo "build took $built (log: $WORK/build.log)"
 fi
 
 say "the image"
@@ -218,6 +219,7 @@ EOF
 fi
 
 say "summary"
-echo "build: $build_seconds s"
+echo "build: $built"
 echo "image: $(b images --format '{{.Size}}' "$IMAGE") ($IMAGE; base $(b images --format '{{.Size}}' "$BASE_IMAGE"))"
 echo "served /health and /ready from the image's entrypoint as user $user"
+echo "load average now (a busy machine starts the server slower): $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -101,3 +101,14 @@ def test_every_fairway_variable_the_image_sets_is_a_setting() -> None:
     names = {name for name in image_env() if name.startswith("FAIRWAY_")}
     assert names
     assert names <= setting_names()
+
+
+def test_the_build_context_lets_in_exactly_what_the_build_copies() -> None:
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    allowed = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    copied = set()
+    for word, rest in instructions():
+        if word == "COPY" and not rest.startswith("--from="):
+            copied.update(source.rstrip("/") for source in rest.split()[:-1])
+    assert "*" in ignore  # everything else is left out
+    assert copied == allowed
