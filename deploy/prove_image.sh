@@ -3,12 +3,13 @@
 # base with debootstrap (minbase, python3, python3-venv) from Debian's packages, import it into
 # buildah, build the image with `buildah bud --isolation chroot`, then start the image's own
 # entrypoint and default command (`fairway serve --host 0.0.0.0`, here on a free port) with
-# `buildah run --isolation chroot` until it answers /health, and run the image's HEALTHCHECK
-# command inside it.
+# `buildah run --isolation chroot` until it answers /health and /ready; check that it wrote
+# nothing outside its data volume, run the image's HEALTHCHECK command inside it, and stop it
+# with SIGTERM. deploy/README.md ("The proof on this machine") has what it printed here.
 #
 # Needs root and Debian's buildah and debootstrap (installed with apt-get when missing).
 # Rerunnable: the debootstrapped root filesystem is kept in $WORK and reused; the image
-# storage is $WORK's own (nothing touches /var/lib/containers).
+# storage is $WORK's own (nothing touches /var/lib/containers); `rm -rf $WORK` removes it all.
 #
 #   sudo deploy/prove_image.sh
 #   PROOF_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres sudo -E deploy/prove_image.sh
