@@ -39,7 +39,8 @@ import msgspec
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.api_load import RawClient, percentile  # noqa: E402
+from benchmarks.load.client import RawClient  # noqa: E402
+from benchmarks.load.stats import percentile  # noqa: E402
 from domain.variants import bot, decider_for  # noqa: E402
 from events.migrate import migrate  # noqa: E402
 from tests.api.server import free_port  # noqa: E402
@@ -50,7 +51,7 @@ from tests.support.tournaments import decode_view  # noqa: E402
 
 class Bots:
     """Greedy bots playing the round's tables with their players' tokens, a keep-alive
-    connection per table (the raw client of benchmarks/api_load.py: httpx costs more CPU a
+    connection per table (the raw client of benchmarks/load/client.py: httpx costs more CPU a
     request than the server); records when the last action was answered."""
 
     def __init__(self, port: int, tokens: dict[str, str]) -> None:

@@ -15,7 +15,8 @@ from typing import Literal
 
 import msgspec
 
-from events.store.base import START, Checkpoint, EventStore
+from events.store.base import START, Checkpoint
+from events.store.contract import EventStore
 from projections.base import Projection
 from projections.store import ProjectionStore
 

@@ -10,7 +10,6 @@ from events.store.base import (
     Checkpoint,
     ConcurrencyError,
     EventIdConflict,
-    EventStore,
     InvalidEvent,
     InvalidStreamId,
     NewEvent,
@@ -20,6 +19,7 @@ from events.store.base import (
     StreamInfo,
     VerifiedStream,
 )
+from events.store.contract import EventStore
 from events.store.embedded import EmbeddedStore
 from events.store.factory import open_store
 from events.store.postgres import PostgresStore

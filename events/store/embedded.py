@@ -25,7 +25,6 @@ from events.store.base import (
     Checkpoint,
     ConcurrencyError,
     EventIdConflict,
-    EventStore,
     NewEvent,
     PreparedEvent,
     RecordedEvent,
@@ -34,6 +33,7 @@ from events.store.base import (
     StreamInfo,
     check_stream_id,
 )
+from events.store.contract import EventStore
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from events.codec import Codec
-from events.store.base import EventStore
+from events.store.contract import EventStore
 from events.store.embedded import EmbeddedStore
 from events.store.postgres import PostgresStore
 

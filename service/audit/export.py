@@ -23,7 +23,7 @@ from events.schema.common import GameEnded, HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.stored import StoredRow
 from service.audit.report import CheckResult, Failure
-from service.contract.schemas import (
+from service.contract.export import (
     EXPORT_FORMAT,
     ExportedEvent,
     ExportedSeed,
@@ -31,9 +31,9 @@ from service.contract.schemas import (
     GameExport,
     GridRulesRecord,
     RulesRecord,
-    SeatInfo,
     SheddingRulesRecord,
 )
+from service.contract.schemas import SeatInfo
 
 HEADER_TYPES = frozenset({"game.created", "seat.claimed", "seat.released", "hand.dealt"})
 HEADER_TYPES |= {"hand.ended", "game.ended"}

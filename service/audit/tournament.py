@@ -21,23 +21,21 @@ the service says it did:
   round chain;
 - `games`: each game passes the game audit (service/audit/audit.py).
 
-Every failure is named with its round, table and game; each check reports its first.
+Every failure is named with its round, table and game; each check reports its first. The
+checks on the games of a round are in tournament_games.py, the report in
+tournament_report.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-import msgspec
-
-from domain.seed_chain import SeedChain, hashed
+from domain.seed_chain import hashed
 from domain.shuffle import Stream
-from domain.tournament.seeds import round_chain, round_seat_seed, seating_seed
+from domain.tournament.seeds import round_seat_seed, seating_seed
 from events.codec import GENESIS_HASH, CodecError, default_codec
-from events.schema.common import HandDealt
-from events.schema.lobby import GameCreated, SeatClaimed
 from events.schema.tournament import (
     PlayerRegistered,
     PlayerSeedSet,
@@ -49,96 +47,18 @@ from events.schema.tournament import (
 )
 from events.store import EventStore
 from events.stored import StoredRow
-from service.audit.audit import audit_game, decode
+from service.audit.audit import audit_game
 from service.audit.chain import link
-from service.audit.report import Failure
-
-TournamentCheckName = Literal[
-    "chain", "round_seeds", "seating", "round_chain", "seat_seeds", "decks", "games"
-]
-CHECKS: tuple[TournamentCheckName, ...] = (
-    "chain",
-    "round_seeds",
-    "seating",
-    "round_chain",
-    "seat_seeds",
-    "decks",
-    "games",
+from service.audit.tournament_games import check_duplicate, check_seated, table_game
+from service.audit.tournament_report import (
+    CHECKS,
+    Findings,
+    TableAudit,
+    TournamentAuditReport,
+    TournamentCheck,
 )
+
 PREFIX = "tournament:"
-
-
-class TournamentFailure(msgspec.Struct, frozen=True):
-    check: TournamentCheckName
-    round: int | None
-    """The round (None: the tournament as a whole)."""
-    table: int | None
-    game_id: str | None
-    field: str
-    """What does not hold: `server_seed`, `tables[1].players`, `hand 2 seed`..."""
-    detail: str
-
-    def line(self) -> str:
-        where = [
-            f"round {self.round}" if self.round is not None else "tournament",
-            *([f"table {self.table}"] if self.table is not None else []),
-            *([f"game {self.game_id}"] if self.game_id is not None else []),
-        ]
-        return f"{', '.join(where)}: {self.field} {self.detail}"
-
-
-class TournamentCheck(msgspec.Struct, frozen=True):
-    name: TournamentCheckName
-    ok: bool
-    checked: int
-    """How many items (links, rounds, tables, games, deals) the check looked at."""
-    failure: TournamentFailure | None = None
-
-
-class TableAudit(msgspec.Struct, frozen=True):
-    """One table's game audit, in short."""
-
-    round: int
-    table: int
-    game_id: str
-    ok: bool
-    failures: list[Failure]
-
-
-class TournamentAuditReport(msgspec.Struct, frozen=True):
-    tournament_id: str
-    ok: bool
-    """True when every check holds."""
-    duplicate: bool
-    rounds: int
-    """Rounds started."""
-    ended: bool
-    checks: list[TournamentCheck]
-    tables: list[TableAudit]
-    failures: list[TournamentFailure]
-    """Every failure found, by round and table."""
-
-
-class _Found:
-    """The failures found so far, and what each check examined."""
-
-    def __init__(self) -> None:
-        self.failures: list[TournamentFailure] = []
-        self.checked: dict[TournamentCheckName, int] = dict.fromkeys(CHECKS, 0)
-
-    def fail(
-        self,
-        check: TournamentCheckName,
-        field: str,
-        detail: str,
-        round_: int | None = None,
-        table: int | None = None,
-        game_id: str | None = None,
-    ) -> None:
-        self.failures.append(TournamentFailure(check, round_, table, game_id, field, detail))
-
-    def count(self, check: TournamentCheckName, n: int = 1) -> None:
-        self.checked[check] += n
 
 
 def game_ids(rows: Sequence[StoredRow]) -> list[str]:
@@ -176,7 +96,7 @@ def audit_tournament(
     public: bool = False,
 ) -> TournamentAuditReport:
     """Audit the tournament whose stream holds `rows`, with its games' rows by game id."""
-    found = _Found()
+    found = Findings()
     _chain(tournament_id, rows, found)
     events = _events(rows, found)
     created = next((e for _, e in events if isinstance(e, TournamentCreated)), None)
@@ -191,13 +111,14 @@ def audit_tournament(
             _first_seating(created, events, started[1], seeds[1], found)
         for number, (version, begun) in sorted(started.items()):
             decoded = {
-                t.game_id: _game(t.game_id, games, found, number, t.table) for t in begun.tables
+                t.game_id: table_game(t.game_id, games, found, number, t.table)
+                for t in begun.tables
             }
-            _seated(begun, decoded, found)
+            check_seated(begun, decoded, found)
             if created.duplicate:
                 _seat_seeds(events, version, begun, found)
                 if number in seeds:
-                    _duplicate(tournament_id, begun, seeds[number], decoded, found)
+                    check_duplicate(tournament_id, begun, seeds[number], decoded, found)
                 elif ended:
                     found.fail("round_seeds", "server_seed", "never revealed", number)
             for table in begun.tables:
@@ -233,7 +154,7 @@ def audit_tournament(
 # ---- the tournament's own stream -------------------------------------------------------
 
 
-def _chain(tournament_id: str, rows: Sequence[StoredRow], found: _Found) -> None:
+def _chain(tournament_id: str, rows: Sequence[StoredRow], found: Findings) -> None:
     prev = GENESIS_HASH
     stream = PREFIX + tournament_id
     for index, row in enumerate(rows):
@@ -248,7 +169,7 @@ def _chain(tournament_id: str, rows: Sequence[StoredRow], found: _Found) -> None
         prev = computed
 
 
-def _events(rows: Sequence[StoredRow], found: _Found) -> list[tuple[int, Any]]:
+def _events(rows: Sequence[StoredRow], found: Findings) -> list[tuple[int, Any]]:
     codec = default_codec()
     events = []
     for row in rows:
@@ -269,7 +190,7 @@ def _unhex(text: str) -> bytes | None:
 
 
 def _round_seeds(
-    created: TournamentCreated, events: list[tuple[int, Any]], found: _Found
+    created: TournamentCreated, events: list[tuple[int, Any]], found: Findings
 ) -> dict[int, bytes]:
     """x_r of each closed round whose seed holds: SHA-256(x_r) = x_(r-1), from the anchor."""
     anchor = _unhex(created.seed_anchor)
@@ -312,7 +233,7 @@ def _first_seating(
     events: list[tuple[int, Any]],
     started: tuple[int, RoundStarted],
     seed: bytes,
-    found: _Found,
+    found: Findings,
 ) -> None:
     """Round 1: the active players sorted by name, shuffled by the seating seed's stream;
     the last of the shuffle sit out, the rest fill the tables in order."""
@@ -344,55 +265,8 @@ def _first_seating(
             )
 
 
-# ---- the games of a round --------------------------------------------------------------
-
-
-class _Game(msgspec.Struct):
-    created: GameCreated
-    names: list[str]
-    deals: dict[int, HandDealt]
-
-
-def _game(
-    game_id: str, games: Mapping[str, Sequence[StoredRow]], found: _Found, number: int, table: int
-) -> _Game | None:
-    rows = games.get(game_id)
-    if not rows:
-        found.fail("games", "game", "is not in the store", number, table, game_id)
-        return None
-    items, _ = decode(rows)  # a row that does not decode: the game audit names it
-    if not items or not isinstance(items[0].event, GameCreated):
-        found.fail("games", "game.created", "is not the game's first event", number, table, game_id)
-        return None
-    names: dict[int, str] = {}
-    deals: dict[int, HandDealt] = {}
-    for item in items:
-        if isinstance(item.event, SeatClaimed):
-            names[item.event.seat] = item.event.name
-        elif isinstance(item.event, HandDealt):
-            deals[item.event.hand] = item.event
-    return _Game(items[0].event, [names.get(s, "") for s in range(items[0].event.seats)], deals)
-
-
-def _seated(begun: RoundStarted, games: dict[str, _Game | None], found: _Found) -> None:
-    for table in begun.tables:
-        game = games[table.game_id]
-        if game is None:
-            continue
-        found.count("seating")
-        if tuple(game.names) != tuple(table.players):
-            found.fail(
-                "seating",
-                "seat.claimed",
-                f"seat {game.names}, the round seats {list(table.players)}",
-                begun.round,
-                table.table,
-                table.game_id,
-            )
-
-
 def _seat_seeds(
-    events: list[tuple[int, Any]], version: int, begun: RoundStarted, found: _Found
+    events: list[tuple[int, Any]], version: int, begun: RoundStarted, found: Findings
 ) -> None:
     """`seat_seeds_from`: each player's last seed set before the round began (else their
     name), every seated player among them; `seat_seed` computed from them."""
@@ -424,85 +298,3 @@ def _seat_seeds(
                 )
     if round_seat_seed(number, begun.seat_seeds_from) != begun.seat_seed:
         found.fail("seat_seeds", "seat_seed", "is not round_seat_seed(r, seat_seeds_from)", number)
-
-
-def _duplicate(
-    tournament_id: str,
-    begun: RoundStarted,
-    seed: bytes,
-    games: dict[str, _Game | None],
-    found: _Found,
-) -> None:
-    number = begun.round
-    peers = tuple(table.game_id for table in begun.tables)
-    reference: dict[int, tuple[int, str]] = {}
-    for table in begun.tables:
-        game = games[table.game_id]
-        if game is None:
-            continue
-        created = game.created
-
-        def fail(check: TournamentCheckName, field: str, detail: str) -> None:
-            found.fail(check, field, detail, number, table.table, table.game_id)  # noqa: B023
-
-        found.count("round_chain")
-        place = (created.tournament, created.round, created.table, created.peers)
-        if place != (tournament_id, number, table.table, peers):
-            fail(
-                "round_chain",
-                "game.created",
-                "does not name this tournament, round, table and peers",
-            )
-        chain = round_chain(seed, max(created.seed_hands, 1))
-        if created.seed_anchor != chain.anchor:
-            fail("round_chain", "seed_anchor", "is not the anchor of round_chain(x_r, hands)")
-        if created.seed_secret and created.seed_secret != chain.secret:
-            fail("round_chain", "seed_secret", "is not the secret of round_chain(x_r, hands)")
-        for hand, dealt in sorted(game.deals.items()):
-            found.count("decks")
-            if dealt.seat_seeds != (begun.seat_seed,) * created.seats:
-                fail("seat_seeds", f"hand {hand} seat_seeds", "are not the round's seat seed")
-            _same_deck(chain, hand, dealt, reference, table.table, fail)
-
-
-def _same_deck(
-    chain: SeedChain,
-    hand: int,
-    dealt: HandDealt,
-    reference: dict[int, tuple[int, str]],
-    table: int,
-    fail: Any,
-) -> None:
-    """Hand `hand` dealt from the round chain's link, with the seed every table used."""
-    if (
-        dealt.server_seed
-        and chain.covers(hand)
-        and dealt.server_seed != chain.server_seed(hand).hex()
-    ):
-        fail("decks", f"hand {hand} server_seed", "is not the round chain's link")
-    first = reference.setdefault(hand, (table, dealt.seed))
-    if dealt.seed != first[1]:
-        fail("decks", f"hand {hand} seed", f"differs from table {first[0]}'s: another deck")
-
-
-def report_lines(report: TournamentAuditReport) -> list[str]:
-    """The report as lines for an operator's terminal (as service/audit/text.py)."""
-    kind = "duplicate deals" if report.duplicate else "own deals"
-    state = "ended" if report.ended else "not ended"
-    lines = [f"tournament {report.tournament_id} ({kind}), {report.rounds} rounds, {state}"]
-    for check in report.checks:
-        if check.ok:
-            lines.append(f"ok      {check.name} ({check.checked} checked)")
-        else:
-            assert check.failure is not None
-            lines.append(f"FAILED  {check.name}: {check.failure.line()}")
-    for table in report.tables:
-        note = (
-            "ok" if table.ok else f"FAILED ({table.failures[0].check}: {table.failures[0].line()})"
-        )
-        lines.append(
-            f"        round {table.round} table {table.table} game {table.game_id}: {note}"
-        )
-    lines += [f"failure ({f.check}): {f.line()}" for f in report.failures]
-    lines.append("everything holds" if report.ok else f"{len(report.failures)} failure(s)")
-    return lines

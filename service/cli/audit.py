@@ -74,7 +74,8 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _audit_tournament(args: argparse.Namespace) -> int:
     from events.store import StoreError, open_store
-    from service.audit.tournament import audit_tournament, read_tournament, report_lines
+    from service.audit.tournament import audit_tournament, read_tournament
+    from service.audit.tournament_report import report_lines
     from service.ops.settings import Settings
 
     if not GAME_ID.fullmatch(args.tournament_id):

@@ -134,8 +134,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+VALUES_WITH_DASHES = frozenset({"--key"})
+"""Options whose value may begin with `-`: a receipt key in base64url does about once in 64,
+and argparse would take `--key -abc...` for two options."""
+
+
+def joined(argv: Sequence[str]) -> list[str]:
+    """`--key VALUE` as `--key=VALUE`, so that no value is mistaken for an option."""
+    out: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        value = next(tokens, None) if token in VALUES_WITH_DASHES else None
+        out.append(token if value is None else f"{token}={value}")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parser().parse_args(joined(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.run(args))
     except SettingsError as error:

@@ -1,16 +1,16 @@
-"""The request and response bodies of the REST API (its OpenAPI components)."""
+"""The request and response bodies of the REST API (its OpenAPI components): games, seats,
+views, actions, the feed, scores, variants, replays, seat seeds and receipt keys. A game's
+export is in export.py, the tournaments' and standings' bodies in their own modules."""
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 from domain.decider import Status
-from domain.grid.rules import GridRules
 from domain.grid.scoring import LayoutScore
 from domain.grid.view import GridTable, GridView
-from domain.shedding.rules import Rules as SheddingRules
 from domain.shedding.scoring import RemainingScore
 from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
@@ -282,73 +282,7 @@ class HandReplay(msgspec.Struct):
     steps: list[ReplayStep]
 
 
-# ---- export (issue 9) ---------------------------------------------------------------------
-
-EXPORT_FORMAT: Final = "fairway-game-export/1"
-
-
-class GridRulesRecord(GridRules, tag_field="family", tag="grid", forbid_unknown_fields=True):
-    """The rules record of a grid variant, as its decider holds it. An export's records are
-    read strictly (a field this verifier does not know is refused, not ignored): a mangled
-    key must not pass as the default it would otherwise fall back to."""
-
-
-class SheddingRulesRecord(
-    SheddingRules, tag_field="family", tag="shedding", forbid_unknown_fields=True
-):
-    """Tens-shedding's rules with every option filled in."""
-
-
-RulesRecord = GridRulesRecord | SheddingRulesRecord
-
-
-class ExportedEvent(msgspec.Struct, forbid_unknown_fields=True):
-    """One stored event with its chain fields: `data` and `metadata` are the stored JSON
-    text exactly, so the link `sha256(prev_hash || canonical bytes)` can be recomputed."""
-
-    version: int
-    event_id: str
-    type: str
-    schema_version: int
-    data: str
-    metadata: str
-    recorded_at: str
-    """When it was stored (RFC 3339); not covered by the chain."""
-    hash: str
-    prev_hash: str
-
-
-class ExportedSeed(msgspec.Struct, forbid_unknown_fields=True):
-    hand: int
-    commitment: str
-    """SHA-256 of `seed`, published at the deal."""
-    seed: str
-    """Revealed when the hand ended."""
-
-
-class ExportHeader(msgspec.Struct, forbid_unknown_fields=True):
-    """Everything about a finished game but its events (the first line of the NDJSON
-    export; every field of it is checked against the events by `fairway verify`)."""
-
-    format: Literal["fairway-game-export/1"]
-    game_id: str
-    variant: Variant
-    rules: RulesRecord
-    options: GameOptions
-    seats: list[SeatInfo]
-    seeds: list[ExportedSeed]
-    winners: tuple[int, ...]
-    event_count: int
-    head_hash: str
-    """The hash of the last event: keep it to detect a rewritten history later."""
-
-
-class GameExport(ExportHeader):
-    """A finished game as one self-contained document: `fairway verify FILE` checks it
-    with no database and no server."""
-
-    events: list[ExportedEvent]
-
+# ---- seat seeds and receipt keys ---------------------------------------------------------
 
 SeatSeedText = Annotated[
     str,

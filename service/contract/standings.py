@@ -1,5 +1,5 @@
 """What the standings, round results and ratings endpoints answer
-(service/http/controllers/standings.py).
+(service/http/controllers/standings.py, service/http/controllers/ratings.py).
 
 Totals, hands, wins, names and links only: no card and no seed is in any of them.
 """

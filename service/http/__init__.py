@@ -1,2 +1,3 @@
 """The HTTP edge: the app, its middleware and connection bounds, problem details, request
-bodies, and one controller module per resource (controllers/)."""
+bodies, what the game resources share (parameters, summaries, the feed's chain), and one
+controller module per resource (controllers/)."""

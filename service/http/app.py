@@ -27,8 +27,9 @@ from service.http.controllers.fairness import ReceiptKeyController, SeatSeedCont
 from service.http.controllers.games import GameController
 from service.http.controllers.listing import ProjectionsController
 from service.http.controllers.ops import OpsController
+from service.http.controllers.ratings import RatingsController
 from service.http.controllers.readmodels import PlayerController, ReadModelController
-from service.http.controllers.standings import RatingsController, StandingsController
+from service.http.controllers.standings import StandingsController
 from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.variants import VariantController

@@ -1,4 +1,5 @@
-"""The hash chain in the feed: which links, event ids and metadata a viewer may see.
+"""The feed's entries and their hash chain: which links, event ids and metadata a viewer may
+see.
 
 The chain hash of an event is SHA-256 over its canonical bytes, which hold its event id and
 metadata. With those and the hash, a viewer could try each card a hidden field might hold
@@ -19,6 +20,7 @@ from domain.decider import Viewer
 from events.codec import GENESIS_HASH
 from events.schema.lobby import TurnPlayedFor
 from service.contract import schemas as s
+from service.contract.public import to_public
 from service.play.games import GameService, stream_id
 from service.play.record import Entry, GameRecord
 
@@ -46,6 +48,17 @@ def links(
         link = entry.hash.hex() if shown and entry.hash else None
         yield entry, event, link, prev
         prev = link
+
+
+def feed(
+    record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int
+) -> list[s.FeedEntry]:
+    """Events `first`..`last` in their public shape, as `viewer` may know them at `as_of`,
+    with the chain hashes the viewer may see (`links`)."""
+    return [
+        s.FeedEntry(entry.version, to_public(event), hash=link, prev_hash=prev)
+        for entry, event, link, prev in links(record, viewer, first, last, as_of)
+    ]
 
 
 async def disclose(

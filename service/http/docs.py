@@ -32,13 +32,15 @@ _WHY = {
 }
 
 
+def problem(description: str) -> ResponseSpec:
+    """A problem-details response, described."""
+    return ResponseSpec(
+        Problem, generate_examples=False, description=description, media_type=PROBLEM_JSON
+    )
+
+
 def problems(*statuses: int) -> dict[int, ResponseSpec]:
-    return {
-        status: ResponseSpec(
-            Problem, generate_examples=False, description=_WHY[status], media_type=PROBLEM_JSON
-        )
-        for status in statuses
-    }
+    return {status: problem(_WHY[status]) for status in statuses}
 
 
 NOT_MODIFIED = {

@@ -19,8 +19,8 @@ import pytest
 
 from events.store import NewEvent, open_store
 from service.audit.export import export_game, ndjson_lines
+from service.contract.export import GameExport
 from service.contract.receipts import ReceiptKey, b64url, sign
-from service.contract.schemas import GameExport
 from tests.e2e.test_cli import FAIRWAY, ROOT
 from tests.support.histories import played
 
@@ -155,11 +155,22 @@ def test_fairway_verify_holds_offline_and_names_an_altered_field(tmp_path: Path)
     assert fairway("verify", str(tmp_path / "absent.json")).returncode == 2
 
 
-def test_fairway_verify_reports_a_receipt_the_export_contradicts(tmp_path: Path) -> None:
+def receipt_key(leading_dash: bool) -> ReceiptKey:
+    """A key whose public half in base64url begins with `-` (about one in 64), or not."""
+    while True:
+        key = ReceiptKey.generate()
+        if b64url(key.public_key).startswith("-") == leading_dash:
+            return key
+
+
+@pytest.mark.parametrize("leading_dash", [False, True], ids=["key", "key-starting-with-dash"])
+def test_fairway_verify_reports_a_receipt_the_export_contradicts(
+    tmp_path: Path, leading_dash: bool
+) -> None:
     game_id, hashes = store_game(None, tmp_path / "store")
     path = tmp_path / "game.json"
     path.write_bytes(export_of(None, tmp_path / "store", game_id))
-    key = ReceiptKey.generate()
+    key = receipt_key(leading_dash)
     receipts = [sign(key, game_id, v, hashes[v - 1]) for v in (10, len(hashes))]
     held = tmp_path / "receipts.json"
     held.write_bytes(msgspec.json.encode(receipts))

@@ -1,2 +1,2 @@
 """One controller module per resource: games, the feed's stream, fairness, audit, the read
-models, the lobby listing, tournaments, standings, variants, operations."""
+models, the lobby listing, tournaments, standings, ratings, variants, operations."""

@@ -26,18 +26,15 @@ from service.audit import AuditReport, audit_game
 from service.audit.chain import check_chain
 from service.audit.export import ExportRefused, export_game, ndjson_lines
 from service.audit.receipts import check_receipts
-from service.audit.tournament import (
-    PREFIX,
-    TournamentAuditReport,
-    audit_tournament,
-    read_games,
-)
+from service.audit.tournament import PREFIX, audit_tournament, read_games
+from service.audit.tournament_report import TournamentAuditReport
 from service.contract import schemas as s
+from service.contract.export import GameExport
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.receipts import from_b64url
 from service.http import docs
-from service.http.controllers.games import GameId, Gate, IfNoneMatch, SpectatorDelay, answer
 from service.http.controllers.readmodels import held_back
+from service.http.params import GameId, Gate, IfNoneMatch, SpectatorDelay, answer
 from service.play.games import GameService, stream_id
 from service.read.readmodels import REPLAYS
 from service.read.replay import ReplayRefused, replay_hand
@@ -244,7 +241,7 @@ class AuditController(Controller):
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
         gate: Gate,
-    ) -> Response[s.GameExport]:
+    ) -> Response[GameExport]:
         """Every event as stored (data and metadata as their exact text) with its chain
         fields, the variant's rules record, the options, the seats, each hand's commitment and
         seed, the winners. With `Accept: application/x-ndjson`: the header on the first line,

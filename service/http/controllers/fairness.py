@@ -14,7 +14,7 @@ from service.contract import schemas as s
 from service.contract.problems import ApiError
 from service.contract.receipts import ALGORITHM, b64url, from_b64url, key_id
 from service.http import docs
-from service.http.controllers.games import (
+from service.http.params import (
     SEAT_TOKEN,
     GameId,
     IdempotencyKey,

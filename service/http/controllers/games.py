@@ -3,193 +3,39 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
-from litestar.params import HeaderParameter, Parameter
+from litestar.params import Parameter
 
-from domain.decider import Viewer
 from events.schema.common import GameEnded, GameOptions, HandEnded
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction
 from service.contract import schemas as s
-from service.contract.problems import ApiError
-from service.contract.public import to_public
 from service.http import docs
-from service.http.chain import disclose, links
+from service.http.chain import disclose, feed
 from service.http.controllers import listing
+from service.http.params import (
+    SEAT_TOKEN,
+    GameId,
+    Gate,
+    IdempotencyKey,
+    IfMatch,
+    IfNoneMatch,
+    LobbyKey,
+    SpectatorDelay,
+    answer,
+    bearer,
+    parse_if_match,
+    required_token,
+)
+from service.http.summaries import clock_of, iso, seat_states, signed_summary, summary
 from service.live.spectators import state_at, status_at
 from service.play.games import GameService
-from service.play.record import GameRecord
-from service.tournaments.duplicate import DuplicateGate
 
 Action = GridAction | SheddingAction
-
-SEAT_TOKEN = [{"seatToken": []}]
-# `(?![\s\S])`, the end of the text: `$` would also let a final newline through.
-GameId = Annotated[str, Parameter(pattern=r"^[0-9a-f]{16}(?![\s\S])", description="The game's id")]
-IdempotencyKey = Annotated[
-    str | None,
-    HeaderParameter(
-        name="Idempotency-Key",
-        required=False,
-        max_length=128,
-        pattern=r"^[\x21-\x7e]+$",
-        description="Makes the action safe to retry: the same key and body give the same "
-        "answer and one set of events; the same key with another body is rejected (422).",
-    ),
-]
-LobbyKey = Annotated[
-    str | None,
-    HeaderParameter(
-        name="Idempotency-Key",
-        required=False,
-        min_length=16,
-        max_length=128,
-        pattern=r"^[\x21-\x7e]+$",
-        description="Makes the request safe to retry: a retry with the same key and body "
-        "returns the first answer, secret token included. The key derives that token, so "
-        "keep it secret and unguessable (a random UUID; at least 16 characters).",
-    ),
-]
-SpectatorDelay = NamedDependency[int]
-"""FAIRWAY_SPECTATOR_DELAY: seat actions spectators are held back (service/live/spectators.py)."""
-Gate = NamedDependency[DuplicateGate]
-"""How far a reader not seated in a duplicate-deal game may see it
-(service/tournaments/duplicate.py)."""
-IfNoneMatch = Annotated[
-    str | None,
-    HeaderParameter(
-        name="If-None-Match",
-        required=False,
-        max_length=200,
-        description='The ETag of the copy you hold (`"12"`): 304 with no body while the game '
-        "is still at that version.",
-    ),
-]
-IfMatch = Annotated[
-    str | None,
-    HeaderParameter(
-        name="If-Match",
-        required=False,
-        max_length=40,
-        description='The game version the action was decided on (`"12"`); a stale one gives 409.',
-    ),
-]
-
-
-def bearer(request: Request[Any, Any, Any]) -> str | None:
-    value = request.headers.get("authorization")
-    if not value:
-        return None
-    scheme, _, token = value.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, "invalid_token", "use `Authorization: Bearer <token>`")
-    return token.strip()
-
-
-def required_token(request: Request[Any, Any, Any]) -> str:
-    token = bearer(request)
-    if token is None:
-        raise ApiError(401, "token_required", "send the token as `Authorization: Bearer <token>`")
-    return token
-
-
-def parse_if_match(value: str | None) -> int | None:
-    if value is None:
-        return None
-    text = value.strip().removeprefix("W/").strip('"')
-    if not text.isdigit():
-        raise ApiError(422, "invalid_request", f"If-Match must be a game version, not {value!r}")
-    return int(text)
-
-
-def answer(
-    body: Any,
-    version: int,
-    if_none_match: str | None = None,
-    *,
-    status_code: int = 200,
-    location: str | None = None,
-) -> Response[Any]:
-    """A game response: its version as the ETag, and 304 without a body when the client's
-    copy (`If-None-Match`) is of that version already."""
-    tag = f'"{version}"'
-    headers = {"ETag": tag}
-    if if_none_match is not None:
-        held = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
-        if tag in held or "*" in held:
-            return Response(None, status_code=304, headers=headers)
-    if location is not None:
-        headers["Location"] = location
-    return Response(body, status_code=status_code, headers=headers)
-
-
-def seat_states(
-    record: GameRecord, deadlines: dict[int, datetime] | None = None
-) -> list[s.SeatState]:
-    """Each seat's holder, whether the bot plays it, and when its time to act runs out."""
-    lobby, deadlines = record.lobby, deadlines or {}
-    return [
-        s.SeatState(
-            seat,
-            name,
-            lobby.resigned_reason(seat),  # type: ignore[arg-type]
-            _iso(deadlines.get(seat)),
-        )
-        for seat, name in enumerate(lobby.names)
-    ]
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
-
-
-async def clock_of(games: GameService, record: GameRecord, version: int) -> dict[int, datetime]:
-    """The turn deadlines shown with the game as of `version`: the live game's only (a
-    delayed spectator sees none: the clock would tell them the table has moved on)."""
-    return await games.turn_deadlines(record) if version == record.version else {}
-
-
-def summary(
-    record: GameRecord, version: int | None = None, deadlines: dict[int, datetime] | None = None
-) -> s.GameSummary:
-    """The game's lobby and status, as of `version` (default: now)."""
-    lobby = record.lobby
-    version = record.version if version is None else version
-    status = status_at(record, version)
-    return s.GameSummary(
-        game_id=record.game_id,
-        variant=lobby.variant,  # type: ignore[arg-type]
-        title=lobby.title,
-        seats=seat_states(record, deadlines),
-        options=lobby.options,
-        version=version,
-        started=record.started,
-        status=status,
-        turn_deadline=_iso(min(deadlines.values(), default=None) if deadlines else None),
-    )
-
-
-def signed_summary(games: GameService, record: GameRecord, version: int) -> s.GameSummary:
-    """The summary an answer that stored events gives, with its receipt."""
-    signed = summary(record, version)
-    signed.receipt = games.receipt(record, version)
-    return signed
-
-
-def feed(
-    record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int
-) -> list[s.FeedEntry]:
-    """Events `first`..`last` in their public shape, as `viewer` may know them at `as_of`,
-    with the chain hashes the viewer may see (service/http/chain.py)."""
-    return [
-        s.FeedEntry(entry.version, to_public(event), hash=link, prev_hash=prev)
-        for entry, event, link, prev in links(record, viewer, first, last, as_of)
-    ]
 
 
 class GameController(Controller):
@@ -348,7 +194,7 @@ class GameController(Controller):
         decider = record.decider
         deadlines = await clock_of(games, record, version)
         seats = seat_states(record, deadlines)
-        deadline = _iso(min(deadlines.values(), default=None))
+        deadline = iso(min(deadlines.values(), default=None))
         if decider is None:
             body = s.PublicView(record.game_id, version, None, None, seats, deadline)
         else:

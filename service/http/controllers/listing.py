@@ -30,6 +30,7 @@ from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.public import Variant
 from service.contract.schemas import SeatInfo
 from service.http import docs
+from service.http.params import SpectatorDelay
 from service.read.projections import ProjectionService
 
 ListingStatus = Literal["lobby", "playing", "finished"]
@@ -86,7 +87,7 @@ class ProjectionsStatus(msgspec.Struct):
 async def list_games(
     self: Controller,
     reader: NamedDependency[ProjectionReader],
-    spectator_delay: NamedDependency[int],
+    spectator_delay: SpectatorDelay,
     variant: Annotated[Variant | None, Parameter(description="Only this variant")] = None,
     status: Annotated[
         ListingStatus | None, Parameter(description="Only games in this state")

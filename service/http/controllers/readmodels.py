@@ -26,14 +26,7 @@ from service.contract import schemas as s
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.contract.public import Variant
 from service.http import docs
-from service.http.controllers.games import (
-    GameId,
-    Gate,
-    IfNoneMatch,
-    SpectatorDelay,
-    answer,
-    bearer,
-)
+from service.http.params import GameId, Gate, IfNoneMatch, SpectatorDelay, answer, bearer
 from service.live.spectators import status_at
 from service.play.games import GameService
 from service.play.record import GameRecord

@@ -32,8 +32,9 @@ from domain.decider import Viewer
 from events.store import StoreError
 from service.contract.problems import ApiError
 from service.http import docs
-from service.http.controllers.games import GameId, Gate, SpectatorDelay, bearer, feed
+from service.http.chain import feed
 from service.http.middleware import HEAD
+from service.http.params import GameId, Gate, SpectatorDelay, bearer
 from service.live.spectators import visible_version
 from service.live.watch import Watcher
 from service.ops.logging import log

@@ -25,7 +25,7 @@ from events.schema.tournament import PlayerRegistered, PlayerWithdrawn, Tourname
 from service.contract import tournaments as t
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.http import docs
-from service.http.controllers.games import SEAT_TOKEN, LobbyKey, answer, bearer, required_token
+from service.http.params import SEAT_TOKEN, LobbyKey, answer, bearer, required_token
 from service.tournaments.service import TournamentRecord, TournamentService
 
 TournamentId = Annotated[

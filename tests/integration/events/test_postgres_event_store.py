@@ -12,7 +12,7 @@ from psycopg import conninfo
 
 from events.codec import GENESIS_HASH
 from events.store import ChainBroken, PostgresStore, StoreUnavailable, open_store
-from events.store.postgres import CHANNEL, _append_call
+from events.store.postgres_sql import CHANNEL, append_call
 from tests.integration.events.conftest import read_feed_until, settled_checkpoint
 from tests.support.event_samples import a_game, dealt, new, started, stream
 
@@ -34,7 +34,7 @@ async def append_in(
 ) -> int:
     """Append one event on `conn` (inside its open transaction) by the statement the store
     sends; returns its global position."""
-    query, params = _append_call(stream_id, 0, store._prepare(stream_id, 0, [new(started())]))
+    query, params = append_call(stream_id, 0, store._prepare(stream_id, 0, [new(started())]))
     rows = await (await conn.execute(query, params)).fetchall()
     return int(rows[0][1])
 
@@ -188,7 +188,7 @@ async def test_the_app_role_appends_through_the_function_only(
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
             await conn.execute(FORGED_INSERT)
         one = await append_in(conn, pg, sid)
-        query, params = _append_call(sid, 1, pg._prepare(sid, 1, [new(dealt()), new(dealt(2))]))
+        query, params = append_call(sid, 1, pg._prepare(sid, 1, [new(dealt()), new(dealt(2))]))
         returned = await (await conn.execute(query, params)).fetchall()
 
     stored = await pg.read_stream(sid, prev_hash=GENESIS_HASH)
@@ -206,7 +206,7 @@ async def test_a_temporary_table_cannot_stand_in_for_the_events_table(
         await conn.execute("SET ROLE fairway_app")
         await conn.execute("CREATE TEMPORARY TABLE events (LIKE public.events INCLUDING ALL)")
         await append_in(conn, pg, sid)  # the one-event overload
-        query, params = _append_call(sid, 1, pg._prepare(sid, 1, [new(dealt()), new(dealt(2))]))
+        query, params = append_call(sid, 1, pg._prepare(sid, 1, [new(dealt()), new(dealt(2))]))
         await conn.execute(query, params)  # the array one
         temporary = await (await conn.execute("SELECT count(*) FROM pg_temp.events")).fetchone()
     assert temporary == (0,)

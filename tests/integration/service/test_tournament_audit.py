@@ -20,12 +20,8 @@ from events.codec import GENESIS_HASH
 from events.store import EmbeddedStore, EventStore, PostgresStore
 from events.stored import StoredRow
 from service.audit.chain import link
-from service.audit.tournament import (
-    TournamentAuditReport,
-    audit_tournament,
-    read_tournament,
-    report_lines,
-)
+from service.audit.tournament import audit_tournament, read_tournament
+from service.audit.tournament_report import TournamentAuditReport, report_lines
 from service.ops.metrics import Metrics
 from service.play.games import GameService
 from tests.support.duplicate_rounds import Tournament, run_tournament

@@ -14,7 +14,7 @@ import pytest
 
 from service.audit.export import export_game, ndjson_lines
 from service.audit.offline import verify_export
-from service.contract.schemas import GameExport
+from service.contract.export import GameExport
 from tests.support.histories import played, rows
 
 pytestmark = pytest.mark.unit

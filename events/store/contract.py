@@ -1,0 +1,250 @@
+"""The event store contract: `EventStore`, the base both implementations extend (PostgreSQL
+and the embedded file), with what they share: validating an append, reading and decoding
+rows, verifying a stream's chain, waiting for events. Both pass the same contract tests.
+The types it speaks in and its exceptions are in base.py."""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+from uuid import UUID
+
+from events.codec import GENESIS_HASH, Codec, CodecError
+from events.store.base import (
+    MAX_EVENTS_PER_APPEND,
+    START,
+    AppendResult,
+    Checkpoint,
+    InvalidEvent,
+    NewEvent,
+    PreparedEvent,
+    RecordedEvent,
+    StreamInfo,
+    VerifiedStream,
+    check_stream_id,
+    utf8,
+    verify_chain,
+)
+from events.stored import StoredRow
+
+
+class EventStore(abc.ABC):
+    """Append-only streams with optimistic concurrency, a gap-safe global feed and a hash
+    chain per stream. Both implementations pass the same contract tests."""
+
+    def __init__(self, codec: Codec, poll_interval: float) -> None:
+        self.codec = codec
+        self._poll_interval = poll_interval
+        self._appended = asyncio.Event()
+
+    @abc.abstractmethod
+    async def append(
+        self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
+    ) -> AppendResult:
+        """Append all of `events` or none. `expected_version` is the stream's current
+        version (0: the stream must not exist). Raises `ConcurrencyError` carrying the
+        actual version; a retry of an append already stored returns its stored result."""
+
+    async def read_stream(
+        self,
+        stream_id: str,
+        from_version: int = 1,
+        limit: int | None = None,
+        *,
+        prev_hash: bytes | None = None,
+    ) -> list[RecordedEvent]:
+        """The stream's events from `from_version` on (at most `limit`), in version order.
+
+        With `prev_hash`, the chain's hash at version `from_version - 1` (`GENESIS_HASH`
+        before version 1, else a hash read or appended before), the rows are checked to
+        continue that chain before anything is decoded: versions without a gap from
+        `from_version`, each stored hash that of its stored text. `ChainBroken` names the
+        first bad link. The check reads nothing more: the same rows, the same round trip."""
+        check_stream_id(stream_id)
+        if prev_hash is not None and (not isinstance(prev_hash, bytes) or len(prev_hash) != 32):
+            raise ValueError("prev_hash must be the 32-byte hash of the previous event")
+        rows = await self._stream_rows(stream_id, from_version, limit)
+        if prev_hash is not None:
+            verify_chain(stream_id, from_version, prev_hash, rows)
+        return self._records(rows)
+
+    @abc.abstractmethod
+    async def stream_version(self, stream_id: str) -> int:
+        """The stream's current version; 0 when it does not exist."""
+
+    @abc.abstractmethod
+    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
+        """Events after `after` in feed order, never skipping one that commits late; carry
+        on from the last event's `checkpoint`."""
+
+    @abc.abstractmethod
+    async def feed_head(self) -> Checkpoint:
+        """The checkpoint of the last event the feed can return now (START when none)."""
+
+    @abc.abstractmethod
+    async def list_streams(
+        self, prefix: str = "", after: str = "", limit: int = 100
+    ) -> list[StreamInfo]:
+        """Streams whose id starts with `prefix`, in id order, after the id `after`."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    async def _stream_rows(
+        self, stream_id: str, from_version: int, limit: int | None
+    ) -> list[tuple[Any, ...]]:
+        """The stream's rows from `from_version` in version order: the columns `_records`
+        takes (data and metadata as their stored text), then the event id as stored text."""
+
+    @abc.abstractmethod
+    async def _start_listening(self) -> None:
+        """Make sure appends elsewhere will wake `wait_for_events`."""
+
+    async def read_stored(
+        self, stream_id: str, from_version: int = 1, limit: int | None = None
+    ) -> list[StoredRow]:
+        """The stream's rows from `from_version` on as stored text, verifying nothing and
+        decoding nothing: the audit and the export read a damaged stream through this."""
+        check_stream_id(stream_id)
+        rows = await self._stream_rows(stream_id, from_version, limit)
+        recorded_at = self._recorded_at
+        return [
+            StoredRow(
+                row[3],
+                str(row[11]),
+                row[5],
+                row[6],
+                utf8(row[7]).decode(),
+                utf8(row[8]).decode(),
+                recorded_at(row[9]),
+                bytes(row[10]),
+            )
+            for row in rows
+        ]
+
+    async def verify_stream(self, stream_id: str) -> VerifiedStream:
+        """Recompute the stream's whole hash chain; `ChainBroken` names the first bad link."""
+        check_stream_id(stream_id)
+        rows = await self._stream_rows(stream_id, 1, None)
+        head = verify_chain(stream_id, 1, GENESIS_HASH, rows)
+        return VerifiedStream(stream_id, len(rows), head)
+
+    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
+        """Wait until the feed holds an event after `after`; False when `timeout` passes."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await self._start_listening()
+        while True:
+            signal = self._appended  # taken before looking, so no wake-up falls between
+            if await self.read_feed(after, limit=1):
+                return True
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(signal.wait(), min(remaining, self._poll_interval))
+
+    def _wake_waiters(self) -> None:
+        signal, self._appended = self._appended, asyncio.Event()
+        signal.set()
+
+    def _prepare(
+        self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
+    ) -> list[PreparedEvent]:
+        check_stream_id(stream_id)
+        if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+            raise TypeError("expected_version must be an int")
+        if expected_version < 0:
+            raise ValueError("expected_version must be 0 (a new stream) or more")
+        if not events:
+            raise InvalidEvent("an append needs at least one event")
+        if len(events) > MAX_EVENTS_PER_APPEND:
+            raise InvalidEvent(f"at most {MAX_EVENTS_PER_APPEND} events per append")
+        prepared = []
+        for new in events:
+            if not isinstance(new, NewEvent) or not isinstance(new.event_id, UUID):
+                raise InvalidEvent("each event must be a NewEvent with a UUID event_id")
+            try:
+                encoded = self.codec.encode(new.event)
+                metadata = self.codec.encode_metadata(new.metadata)
+            except CodecError as exc:
+                raise InvalidEvent(str(exc)) from None
+            prepared.append(
+                PreparedEvent(
+                    str(new.event_id), encoded.type, encoded.schema_version, encoded.data, metadata
+                )
+            )
+        if len({p.event_id for p in prepared}) != len(prepared):
+            raise InvalidEvent("event ids repeat within one append")
+        return prepared
+
+    def _records(self, rows: Sequence[tuple[Any, ...]]) -> list[RecordedEvent]:
+        """Rows of (position, tx id, stream id, version, event id, type, schema version, data,
+        metadata, recorded at, hash) as recorded events; a page is decoded in one go."""
+        if not rows:
+            return []
+        columns = list(zip(*rows, strict=True))
+        try:
+            datas = self.codec.decode_many(columns[5], columns[6], columns[7])
+            metas = self.codec.decode_many_metadata(columns[8])
+        except CodecError:  # find the culprit, and name it
+            datas = [self._decode(r[2], r[3], r[5], r[6], r[7]) for r in rows]
+            metas = [self._decode_metadata(r[2], r[3], r[8]) for r in rows]
+        event_id, recorded_at = self._event_id, self._recorded_at
+        return [
+            RecordedEvent(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                event_id(row[4]),
+                row[5],
+                row[6],
+                data,
+                meta,
+                recorded_at(row[9]),
+                row[10],
+            )
+            for row, data, meta in zip(rows, datas, metas, strict=True)
+        ]
+
+    @staticmethod
+    def _event_id(stored: Any) -> UUID:
+        """The event id as the database returns it, as a UUID."""
+        return stored  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _recorded_at(stored: Any) -> datetime:
+        """The recorded time as the database returns it, as an aware datetime."""
+        return stored  # type: ignore[no-any-return]
+
+    def _decode(
+        self, stream_id: str, version: int, event_type: str, schema_version: int, data: str | bytes
+    ) -> object:
+        try:
+            return self.codec.decode(event_type, schema_version, data)
+        except CodecError as exc:
+            raise InvalidEvent(f"stream {stream_id} version {version}: {exc}") from None
+
+    def _decode_metadata(self, stream_id: str, version: int, data: str | bytes) -> dict[str, Any]:
+        try:
+            return self.codec.decode_metadata(data)
+        except CodecError as exc:
+            raise InvalidEvent(f"stream {stream_id} version {version}: {exc}") from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

@@ -1,0 +1,81 @@
+"""The export of a finished game (`fairway-game-export/1`, GET /games/{id}/export and the
+input of `fairway verify`): a header with the rules, seats, seeds and head hash, then every
+stored event with its chain fields. Read strictly: a field this verifier does not know is
+refused, not ignored."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import msgspec
+
+from domain.grid.rules import GridRules
+from domain.shedding.rules import Rules as SheddingRules
+from events.schema.common import GameOptions
+from service.contract.public import Variant
+from service.contract.schemas import SeatInfo
+
+EXPORT_FORMAT: Final = "fairway-game-export/1"
+
+
+class GridRulesRecord(GridRules, tag_field="family", tag="grid", forbid_unknown_fields=True):
+    """The rules record of a grid variant, as its decider holds it. An export's records are
+    read strictly (a field this verifier does not know is refused, not ignored): a mangled
+    key must not pass as the default it would otherwise fall back to."""
+
+
+class SheddingRulesRecord(
+    SheddingRules, tag_field="family", tag="shedding", forbid_unknown_fields=True
+):
+    """Tens-shedding's rules with every option filled in."""
+
+
+RulesRecord = GridRulesRecord | SheddingRulesRecord
+
+
+class ExportedEvent(msgspec.Struct, forbid_unknown_fields=True):
+    """One stored event with its chain fields: `data` and `metadata` are the stored JSON
+    text exactly, so the link `sha256(prev_hash || canonical bytes)` can be recomputed."""
+
+    version: int
+    event_id: str
+    type: str
+    schema_version: int
+    data: str
+    metadata: str
+    recorded_at: str
+    """When it was stored (RFC 3339); not covered by the chain."""
+    hash: str
+    prev_hash: str
+
+
+class ExportedSeed(msgspec.Struct, forbid_unknown_fields=True):
+    hand: int
+    commitment: str
+    """SHA-256 of `seed`, published at the deal."""
+    seed: str
+    """Revealed when the hand ended."""
+
+
+class ExportHeader(msgspec.Struct, forbid_unknown_fields=True):
+    """Everything about a finished game but its events (the first line of the NDJSON
+    export; every field of it is checked against the events by `fairway verify`)."""
+
+    format: Literal["fairway-game-export/1"]
+    game_id: str
+    variant: Variant
+    rules: RulesRecord
+    options: GameOptions
+    seats: list[SeatInfo]
+    seeds: list[ExportedSeed]
+    winners: tuple[int, ...]
+    event_count: int
+    head_hash: str
+    """The hash of the last event: keep it to detect a rewritten history later."""
+
+
+class GameExport(ExportHeader):
+    """A finished game as one self-contained document: `fairway verify FILE` checks it
+    with no database and no server."""
+
+    events: list[ExportedEvent]
