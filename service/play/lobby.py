@@ -3,9 +3,7 @@ the seed each holder set for the coming hands."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import hmac
 import secrets
 
 import msgspec
@@ -122,19 +120,3 @@ def new_token() -> str:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def key_digest(key: str) -> str:
-    """What the store keeps of an Idempotency-Key that derives a secret: the key itself
-    never reaches the database, so reading the events does not give away a token."""
-    return hashlib.sha256(b"fairway idempotency key\x00" + key.encode()).hexdigest()
-
-
-def derived_token(purpose: str, *parts: str) -> str:
-    """A secret that a retried request can derive again from its Idempotency-Key: the key
-    is the client's secret (at least 16 characters; a random UUID is right)."""
-    message = "\x00".join(parts).encode()
-    digest = hmac.new(b"fairway " + purpose.encode(), message, hashlib.sha256).digest()
-    if purpose == "game-id":
-        return digest.hex()
-    return base64.urlsafe_b64encode(digest[:24]).decode()

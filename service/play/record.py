@@ -7,6 +7,7 @@ can rebuild it, and a stale one is caught by the expected version on append.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -26,14 +27,10 @@ from events.schema.lobby import (
     SeedChainExtended,
     TurnPlayedFor,
 )
+from service.commands.keys import KeyUse, note_use
 from service.play.lobby import Lobby
 from service.play.turns import TurnStarts
 
-IDEMPOTENCY_KEY = "idempotency_key"
-IDEMPOTENCY_SCOPE = "idempotency_scope"
-"""Whose key it is: `seat:N` (an action), `claim`, `start`; absent on early events, which
-were all actions (scope `seat:N` of their `seat`)."""
-REQUEST_HASH = "request_hash"
 ACTION = "action"
 """On the events an action caused: the action as the seat sent it (its JSON shape), so an
 auditor can decide it again and compare (absent on events stored before it was recorded).
@@ -59,13 +56,6 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     hash: bytes = b""
     """The event's hash-chain link as stored (empty only for an event folded from an append
     that did not report it)."""
-
-
-@dataclass(frozen=True, slots=True)
-class KeyUse:
-    request_hash: str
-    first_version: int
-    last_version: int
 
 
 @dataclass(slots=True)
@@ -137,7 +127,7 @@ class GameRecord:
         self,
         version: int,
         event: Any,
-        metadata: dict[str, Any],
+        metadata: Mapping[str, Any],
         chain_hash: bytes = b"",
         append: object = None,
         recorded_at: datetime | None = None,
@@ -195,14 +185,8 @@ class GameRecord:
         self.entries.append(Entry(version, event, hand, chain_hash))
         self.version = version
         self.head_hash = chain_hash
-        key = metadata.get(IDEMPOTENCY_KEY)
-        scope = metadata.get(IDEMPOTENCY_SCOPE)
-        if scope is None and isinstance(metadata.get("seat"), int):
-            scope = f"seat:{metadata['seat']}"
-        if isinstance(key, str) and isinstance(scope, str):
-            used = self.keys.get((scope, key))
-            first = used.first_version if used is not None else version
-            self.keys[(scope, key)] = KeyUse(str(metadata.get(REQUEST_HASH)), first, version)
+        seat = metadata.get("seat")
+        note_use(self.keys, metadata, version, f"seat:{seat}" if isinstance(seat, int) else None)
 
     def _turn_moved(self, version: int, recorded_at: datetime | None) -> None:
         assert self.turns is not None

@@ -9,9 +9,30 @@ from typing import Any
 import httpx
 import msgspec
 
+from domain.tournament.decide import Create
 from domain.variants import bot, decider_for
+from events.schema.common import GameOptions
 from service.contract.schemas import LegalAction, View
 from service.play.games import GameService
+
+
+def tournament_spec(**changes: object) -> Create:
+    """A tournament's creation as the tests ask for it: duplicate Swiss Golf of one hand a
+    game, tables of four, two rounds, unless `changes` say otherwise."""
+    fields: dict[str, object] = {
+        "name": "Spring open",
+        "variant": "golf",
+        "options": GameOptions(hands=1),
+        "table_size": 4,
+        "rounds": 2,
+        "seating": "swiss",
+        "duplicate": True,
+        "organiser_hash": "",
+        "seed_anchor": "",
+        "seed_secret": "",
+    }
+    fields.update(changes)
+    return Create(**fields)  # type: ignore[arg-type]
 
 
 async def play_out(games: GameService, game_id: str, tokens: dict[str, str], seed: int) -> None:

@@ -127,8 +127,6 @@ def test_every_service_package_says_what_it_holds() -> None:
 
 # Files a reader can hold (STYLE.md): no source file outside tests/ passes this many lines.
 MAX_LINES = 420
-# Over the bound while other work splits them; each comes off the list as it lands.
-BEING_SPLIT = {"service/play/games.py", "service/tournaments/service.py"}
 _NOT_SOURCE = {"tests", ".venv", "venv", "__pycache__", "node_modules", "build", "dist"}
 
 
@@ -147,14 +145,7 @@ def oversized(root: Path) -> dict[str, int]:
 
 
 def test_no_source_file_passes_the_bound() -> None:
-    too_long = {path: n for path, n in oversized(ROOT).items() if path not in BEING_SPLIT}
-    assert too_long == {}, f"split by job: {too_long}"
-
-
-def test_each_file_being_split_is_still_over_the_bound() -> None:
-    over = oversized(ROOT)
-    done = sorted(path for path in BEING_SPLIT if path not in over)
-    assert done == [], f"within the bound (or gone) now: take {done} off BEING_SPLIT"
+    assert oversized(ROOT) == {}, "split by job"
 
 
 def test_the_size_check_finds_a_long_file_outside_tests(tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ from service.contract import tournaments as t
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
 from service.http import docs
 from service.http.params import SEAT_TOKEN, LobbyKey, answer, bearer, required_token
-from service.tournaments.service import TournamentRecord, TournamentService
+from service.tournaments.record import TournamentRecord
+from service.tournaments.service import TournamentService
 
 TournamentId = Annotated[
     str, Parameter(pattern=r"^[0-9a-f]{16}(?![\s\S])", description="The tournament's id")
