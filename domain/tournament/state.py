@@ -7,6 +7,7 @@ that closed (what the standings and the next seating are computed from).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -59,7 +60,12 @@ class Tournament(msgspec.Struct, frozen=True):
         return self.created
 
     def player(self, name: str) -> Player | None:
-        return next((p for p in self.players if p.name == name), None)
+        """The player of that name, names compared in Unicode's composed form (NFC): "Zoé"
+        is one name however its accent was typed."""
+        wanted = unicodedata.normalize("NFC", name)
+        return next(
+            (p for p in self.players if unicodedata.normalize("NFC", p.name) == wanted), None
+        )
 
     def active(self) -> tuple[str, ...]:
         """Registered and not withdrawn, by name: who is seated in the next round."""

@@ -16,6 +16,7 @@ from domain.shedding.view import SheddingTable, SheddingView
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction, SheddingOption
+from service.contract.names import shown
 from service.contract.public import (
     PUBLIC_EVENTS,
     Event,
@@ -58,12 +59,18 @@ class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
     """House options; omitted fields keep the variant's rules."""
     title: Title = ""
 
+    def __post_init__(self) -> None:
+        self.title = shown(self.title)
+
 
 class ClaimSeat(msgspec.Struct, forbid_unknown_fields=True):
     """Take a seat: a given one, or the lowest free one when `seat` is omitted."""
 
     name: Name
     seat: Annotated[int, msgspec.Meta(ge=0, le=9)] | None = None
+
+    def __post_init__(self) -> None:
+        self.name = shown(self.name)
 
 
 class GameOpened(msgspec.Struct):

@@ -12,6 +12,7 @@ import msgspec
 
 from events.schema.common import GameOptions
 from events.schema.tournament import TableResult
+from service.contract.names import shown
 from service.contract.public import Variant
 from service.contract.schemas import Name, SeatSeedText
 
@@ -39,10 +40,17 @@ class CreateTournament(msgspec.Struct, forbid_unknown_fields=True):
     options: GameOptions | None = None
     """The variant's house options, for every game of the tournament."""
 
+    def __post_init__(self) -> None:
+        self.name = shown(self.name)
+
 
 class RegisterPlayer(msgspec.Struct, forbid_unknown_fields=True):
     name: Name
-    """Unique within the tournament; seats the player under this name in every game."""
+    """Unique within the tournament (compared in Unicode's composed form, NFC, as it is
+    stored); seats the player under this name in every game."""
+
+    def __post_init__(self) -> None:
+        self.name = shown(self.name)
 
 
 class SetPlayerSeed(msgspec.Struct, forbid_unknown_fields=True):

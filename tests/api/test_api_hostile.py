@@ -193,6 +193,10 @@ UNSHOWABLE = [
     "Ada\x85",
     "   ",
     "\u3000",
+    "Ada\U000e0041",  # a tag character: invisible text inside the name
+    "Ada\ue000",  # private use: each system draws its own glyph, or none
+    "Ada\U0010fffd",
+    "Ada\u0378",  # not assigned by Unicode
 ]
 
 
@@ -208,6 +212,26 @@ def test_names_and_titles_refuse_what_would_mislead_another_player(
     title = {"variant": "golf", "seats": 2, "title": name}
     problem(http.post("/games", json=title), 422, "invalid_request")
     assert all_events() == total
+
+
+def test_a_refused_character_is_named_by_its_code_point(http: httpx.Client) -> None:
+    created = http.post("/games", json={"variant": "golf", "seats": 2}).json()
+    answer = http.post(f"/games/{created['game_id']}/seats", json={"name": "Ada\U000e0041"})
+    assert answer.status_code == 422
+    (error,) = answer.json()["errors"]
+    assert "U+E0041" in error["message"]
+    assert "tag character" in error["message"]
+
+
+def test_a_name_is_kept_composed_however_its_accents_were_typed(http: httpx.Client) -> None:
+    created = http.post("/games", json={"variant": "golf", "seats": 2, "title": "Cafe\u0301"})
+    assert created.status_code == 201, created.text
+    game_id = created.json()["game_id"]
+    claimed = http.post(f"/games/{game_id}/seats", json={"name": "Zoe\u0301"})  # NFD
+    assert claimed.status_code == 201, claimed.text
+    game = http.get(f"/games/{game_id}").json()
+    assert game["title"] == "Caf\u00e9"
+    assert "Zo\u00e9" in [seat["name"] for seat in game["seats"]]
 
 
 def test_ordinary_names_are_welcome(http: httpx.Client) -> None:

@@ -218,6 +218,10 @@ def test_refusals_are_problems_and_store_nothing(
     refused(http.post(f"{base}/players", json={"name": "X"}, headers=as_player), 403,
             "not_organiser")  # fmt: skip
     refused(event.register(player), 409, "name_taken")
+    assert event.register("Zo\u00e9").status_code == 201  # composed (NFC)
+    before = rows(stream)
+    refused(event.register("Zoe\u0301"), 409, "name_taken")  # the same name, decomposed
+    refused(event.register("Zo\u00e9\U000e0041"), 422, "invalid_request")
     refused(http.post(f"{base}/players", json={"nom": "X"}, headers=event.auth()), 422,
             "invalid_request")  # fmt: skip
     refused(event.start(event.tokens[player]), 403, "not_organiser")

@@ -4,6 +4,7 @@ never from the event store: the leaderboard a page at a time, and one player's r
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated
 
 import msgspec
@@ -65,6 +66,7 @@ class RatingsController(Controller):
         responses=RATING,
     )
     async def rating(self, name: RatedName, reader: NamedDependency[ProjectionReader]) -> s.Rating:
+        name = unicodedata.normalize("NFC", name)  # as names are stored
         doc = await reader.get(ratings.Ratings.name, ratings.rating_key(name))
         if doc is None:
             raise ApiError(404, "rating_not_found", f"no finished game has rated {name!r}")

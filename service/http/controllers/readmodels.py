@@ -11,6 +11,7 @@ duplicate gate let it see the game (`held_back`), as on every other read of the 
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from typing import Annotated, Any
 
 import msgspec
@@ -220,6 +221,7 @@ class PlayerController(Controller):
         ] = None,
         if_none_match: IfNoneMatch = None,
     ) -> Response[PlayerHistory]:
+        name = unicodedata.normalize("NFC", name)  # as names are stored
         counters = await reader.counters(players.Players.name, players.counters_key(name))
         if not counters.get("games"):
             raise ApiError(404, "player_not_found", f"no game has started with a seat {name!r}")
