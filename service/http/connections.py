@@ -278,6 +278,11 @@ class GuardedH11Protocol(H11Protocol):
         if not self.streaming or cycle is None or cycle.response_complete:
             return False
         cycle.disconnected = True  # what the stream still writes goes nowhere
+        if self.flow.write_paused:
+            # Its client has stopped reading: the end would wait behind what it has not
+            # read, and hold the descriptor, for as long as the client pleases.
+            self.transport.abort()
+            return True
         with contextlib.suppress(h11.LocalProtocolError):
             self.transport.write(self.conn.send(h11.EndOfMessage()))
         self.transport.close()

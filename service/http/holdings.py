@@ -93,13 +93,13 @@ class Holdings(Generic[C]):
         """The client holding the most connections, if it holds at least two more than
         `newcomer`: one of them may go so that the newcomer gets one, and the hog still
         holds no fewer than the newcomer."""
-        held = {
-            client: len(h.connections) for client, h in self._clients.items() if client is not None
-        }
-        if not held:
-            return None
-        hog = max(held, key=held.__getitem__)
-        return hog if held[hog] > self.count(newcomer) + 1 else None
+        counts = (
+            (len(holding.connections), client)
+            for client, holding in self._clients.items()
+            if client is not None
+        )
+        most, hog = max(counts, default=(0, None))
+        return hog if most > self.count(newcomer) + 1 else None
 
     def newest_first(self, client: str) -> list[C]:
         holding = self._clients.get(client)

@@ -33,6 +33,8 @@ ANSWERED = "fairway.answered"
 """Set in the scope by the connection (service/http/connections.py) when it answered the
 request itself, with the status it sent: what the application sends after that goes nowhere,
 and the log and metrics count this status."""
+_SLOT = "fairway.stream_slot"
+"""Set in the scope of a stream that holds a slot (`StreamSlots`): its client."""
 
 
 class TokenBuckets:
@@ -138,9 +140,6 @@ class StreamSlots:
             left = self.held.pop(client) - 1
             if left:
                 self.held[client] = left
-
-
-_SLOT = "fairway.stream_slot"
 
 
 def _key(client: Address) -> str:
