@@ -13,9 +13,11 @@ from uvicorn.supervisors import Multiprocess
 from service.http.connections import (
     ConnectionLimits,
     GuardedH11Protocol,
+    client_share,
     connection_cap,
     raise_descriptor_limit,
 )
+from service.http.middleware import ClientAddresses
 from service.ops.settings import Settings
 
 
@@ -48,7 +50,14 @@ def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Conf
     Raises the descriptor limit first, so that the connection cap fits under it.
     """
     cap = connection_cap(settings.max_connections, raise_descriptor_limit(), settings.pool_size)
-    limits = ConnectionLimits(header_timeout=settings.header_timeout, max_connections=cap)
+    limits = ConnectionLimits(
+        header_timeout=settings.header_timeout,
+        max_connections=cap,
+        per_client=client_share(settings.max_connections_per_client, cap),
+        body_timeout=settings.body_timeout,
+        body_min_rate=settings.body_min_rate,
+        clients=ClientAddresses(settings.trusted_proxies),
+    )
     defaults = {
         "timeout_keep_alive": settings.keep_alive_timeout,
         "log_level": "warning",

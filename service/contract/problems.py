@@ -18,6 +18,7 @@ SERVICE_CODES: dict[str, str] = {
     "invalid_request": "the body or a parameter has a wrong type, value or an unknown field",
     "body_too_large": "the request body is larger than the service accepts",
     "body_too_deep": "the body nests arrays or objects deeper than the service accepts",
+    "body_too_slow": "the request body did not arrive in time; the connection is closed",
     "unsupported_media_type": "the body must be JSON (Content-Type: application/json)",
     "token_required": "this operation needs a seat or creator token (Authorization: Bearer)",
     "invalid_token": "the token is not valid for this game",
@@ -36,6 +37,9 @@ SERVICE_CODES: dict[str, str] = {
     "conflict": "the game changed concurrently too often; retry",
     "rate_limited": "too many requests; wait for Retry-After seconds",
     "too_many_connections": "the server holds all the connections it takes; retry shortly",
+    "too_many_client_connections": "this client holds all the connections one client may; "
+    "reuse one, or retry shortly",
+    "too_many_streams": "this client holds all the event streams one client may; close one first",
     "unavailable": "the event store is unavailable",
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "internal_error": "an unexpected error; it has been logged",

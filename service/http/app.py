@@ -33,7 +33,7 @@ from service.http.controllers.standings import StandingsController
 from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.variants import VariantController
-from service.http.middleware import TokenBuckets, make_middleware
+from service.http.middleware import StreamSlots, TokenBuckets, make_middleware
 from service.http.openapi_doc import complete
 from service.http.problems import EXCEPTION_HANDLERS
 from service.live.watch import Watcher
@@ -146,6 +146,7 @@ def create_app(
     configure_logging(settings.log_level, settings.log_format)
     metrics = Metrics()
     buckets = TokenBuckets(settings.rate_limit_per_second, settings.rate_limit_burst)
+    stream_slots = StreamSlots(settings.max_streams_per_client)
     holder: dict[str, object] = {}
 
     @asynccontextmanager
@@ -232,6 +233,8 @@ def create_app(
             "gate": Provide(lambda: holder["gate"], sync_to_thread=False),
             "spectator_delay": Provide(lambda: settings.spectator_delay, sync_to_thread=False),
             "sse_heartbeat": Provide(lambda: settings.sse_heartbeat, sync_to_thread=False),
+            "sse_lifetime": Provide(lambda: settings.sse_lifetime, sync_to_thread=False),
+            "stream_slots": Provide(lambda: stream_slots, sync_to_thread=False),
             "projections": Provide(lambda: holder["projections"], sync_to_thread=False),
             "reader": Provide(
                 lambda: holder["projections"].store,  # type: ignore[attr-defined]
@@ -248,7 +251,8 @@ def create_app(
         debug=False,
     )
     # Around the router rather than inside each route, so that it sees every request.
-    app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
+    middleware = make_middleware(metrics, buckets, stream_slots, settings.trusted_proxies)
+    app.asgi_handler = middleware(app.asgi_handler)
     complete(app.openapi_schema)
     document(app.openapi_schema)
     return app

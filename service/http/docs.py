@@ -20,11 +20,13 @@ _WHY = {
     404: "No such game or variant (`game_not_found`, `variant_not_found`)",
     409: "The game's state forbids it now (`not_your_turn`, `wrong_phase`, `game_over`, "
     "`stale_version`, `seat_taken`, `seat_free`, `seat_resigned`, `conflict`, ...)",
+    408: "The body did not arrive in time (`body_too_slow`); the connection is closed",
     413: "The body is too large (`body_too_large`)",
     415: "The body is not JSON (`unsupported_media_type`)",
     422: "Well-formed but not acceptable (`invalid_request`, `illegal_position`, "
     "`card_not_available`, `idempotency_key_reused`, ...)",
-    429: "Rate limited (`rate_limited`); see `Retry-After`",
+    429: "Rate limited (`rate_limited`), or this client holds all the connections one client "
+    "may (`too_many_client_connections`); see `Retry-After`",
     500: "The game's stored history fails verification (`history_corrupt`), or an unexpected "
     "error (`internal_error`)",
     503: "The event store is unavailable (`unavailable`) or the server is at its connection "
@@ -52,7 +54,7 @@ NOT_MODIFIED = {
 }
 # What every request may meet before it reaches a handler, and what reading a game may meet.
 _ANY = (400, 429, 503)
-_BODY = (413, 415)
+_BODY = (408, 413, 415)
 _GAME = (404, 500)
 
 CREATE = problems(*_ANY, *_BODY, 422)
@@ -81,6 +83,13 @@ STREAM = {
         "nothing more will come (EventSource stops reconnecting)",
     ),
 } | problems(*_ANY, *_GAME, 401)
+STREAM[429] = ResponseSpec(  # a stream meets one more 429
+    Problem,
+    generate_examples=False,
+    description=f"{_WHY[429]}; or this client holds all the event streams one client may "
+    "(`too_many_streams`): close one first",
+    media_type=PROBLEM_JSON,
+)
 
 ETAG = [
     ResponseHeader(

@@ -1,4 +1,5 @@
-"""One ASGI middleware: request id, rate limit, access log and metrics for every request."""
+"""One ASGI middleware: request id, client, rate limit, access log and metrics for every
+request; and the rules that name a request's client, which every limit per client uses."""
 
 from __future__ import annotations
 
@@ -25,6 +26,15 @@ _UNLIMITED = {"/health", "/ready", "/metrics"}
 HEAD = "fairway.head"
 """Set in the scope of a HEAD request, which is served as GET: a response without end (an
 event stream) answers its headers at once."""
+CLIENT = "fairway.client"
+"""Set in the scope of every request: its client (`ClientAddresses`), for the limits per
+client."""
+ANSWERED = "fairway.answered"
+"""Set in the scope by the connection (service/http/connections.py) when it answered the
+request itself, with the status it sent: what the application sends after that goes nowhere,
+and the log and metrics count this status."""
+_SLOT = "fairway.stream_slot"
+"""Set in the scope of a stream that holds a slot (`StreamSlots`): its client."""
 
 
 class TokenBuckets:
@@ -90,8 +100,46 @@ class ClientAddresses:
                     break
         return _key(client)
 
+    def peer(self, host: str) -> str | None:
+        """The client a connection from `host` counts for before a request names one: the
+        peer itself, or None for a trusted proxy, whose requests each name their client."""
+        if not self.trusted:
+            return _peer_key(host)
+        address = _address(host)
+        if address is None:
+            return "unknown"
+        return None if self._is_trusted(address) else _key(address)
+
     def _is_trusted(self, address: Address) -> bool:
         return any(address in network for network in self.trusted)
+
+
+class StreamSlots:
+    """The live streams each client holds open, at most `per_client` each.
+
+    A handler takes a slot before its stream begins; the middleware gives it back when the
+    request ends, however it ends (a stream the client left before its first message never
+    runs its own cleanup)."""
+
+    def __init__(self, per_client: int) -> None:
+        self.per_client = per_client
+        self.held: dict[str, int] = {}
+
+    def take(self, scope: Scope) -> bool:
+        """A slot for the request's client, noted in `scope`; False when it holds them all."""
+        client = scope[CLIENT]  # type: ignore[literal-required]
+        if self.held.get(client, 0) >= self.per_client:
+            return False
+        self.held[client] = self.held.get(client, 0) + 1
+        scope[_SLOT] = client  # type: ignore[literal-required]
+        return True
+
+    def give_back(self, scope: Scope) -> None:
+        client = scope.pop(_SLOT, None)  # type: ignore[misc]
+        if client is not None:
+            left = self.held.pop(client) - 1
+            if left:
+                self.held[client] = left
 
 
 def _key(client: Address) -> str:
@@ -123,7 +171,10 @@ def _address(text: str) -> Address | None:
 
 
 def make_middleware(
-    metrics: Metrics, buckets: TokenBuckets, trusted_proxies: Iterable[str] = ()
+    metrics: Metrics,
+    buckets: TokenBuckets,
+    streams: StreamSlots,
+    trusted_proxies: Iterable[str] = (),
 ) -> Callable[[ASGIApp], ASGIApp]:
     """Wraps the whole application, outside routing: unmatched paths and methods are limited
     and logged too, and HEAD is answered as GET without the body."""
@@ -136,6 +187,7 @@ def make_middleware(
                 return
             path: str = scope["path"]
             method: str = scope["method"]
+            served = scope  # the connection's own scope, where it notes an ANSWERED
             if method == "HEAD":
                 scope = {**scope, "method": "GET", HEAD: True}  # type: ignore[assignment]
             request_id = next(
@@ -160,13 +212,16 @@ def make_middleware(
                     message = {**message, "body": b""}  # type: ignore[typeddict-item]
                 await send(message)
 
+            client = scope[CLIENT] = client_of(scope)  # type: ignore[literal-required]
             try:
-                wait = 0.0 if path in _UNLIMITED else buckets.take(client_of(scope))
+                wait = 0.0 if path in _UNLIMITED else buckets.take(client)
                 if wait:
                     await _too_many(send_with_id, path, wait)
                 else:
                     await app(scope, receive, send_with_id)
             finally:
+                streams.give_back(scope)
+                status = int(served.get(ANSWERED, status))  # type: ignore[call-overload]
                 elapsed = time.perf_counter() - started
                 route = _route_template(scope)
                 metrics.observe_request(method, route, status, elapsed)

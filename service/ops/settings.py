@@ -71,6 +71,21 @@ class Settings(msgspec.Struct, frozen=True):
     max_connections: int = 4096
     """Open connections per worker; one more is answered 503 and closed. Lowered at start to
     fit under the process's descriptor limit."""
+    max_connections_per_client: int = 256
+    """Open connections one client address (the rate limiter's client) may hold per worker,
+    never more than three quarters of `max_connections`: the rest stays for everyone else.
+    One more closes that client's own connection idle longest, or is answered 429."""
+    max_streams_per_client: int = 64
+    """Live event streams one client address may hold open per worker; one more is 429."""
+    body_timeout: float = 10.0
+    """Seconds a request body has to arrive whole after its head, plus one for each
+    `body_min_rate` bytes it has sent; past that it is answered 408 and the connection closed."""
+    body_min_rate: int = 1024
+    """Bytes a second a request body must keep up to be given more than `body_timeout`."""
+    sse_lifetime: float = 600.0
+    """Seconds an event stream lasts at most (between 90 and 100 % of it, spread so that
+    streams opened together do not come back together); it then ends with a reconnect hint
+    and the client resumes with Last-Event-ID."""
     redis_prefix: str = "fw"
     """The first part of every Redis key the projections write (one Redis, several
     installations or test runs)."""
@@ -139,6 +154,15 @@ class Settings(msgspec.Struct, frozen=True):
                 "FAIRWAY_KEEP_ALIVE_TIMEOUT", default.keep_alive_timeout, positive
             ),
             max_connections=read("FAIRWAY_MAX_CONNECTIONS", default.max_connections, integer(1)),
+            max_connections_per_client=read(
+                "FAIRWAY_MAX_CONNECTIONS_PER_CLIENT", default.max_connections_per_client, integer(1)
+            ),
+            max_streams_per_client=read(
+                "FAIRWAY_MAX_STREAMS_PER_CLIENT", default.max_streams_per_client, integer(1)
+            ),
+            body_timeout=read("FAIRWAY_BODY_TIMEOUT", default.body_timeout, positive),
+            body_min_rate=read("FAIRWAY_BODY_MIN_RATE", default.body_min_rate, integer(1)),
+            sse_lifetime=read("FAIRWAY_SSE_LIFETIME", default.sse_lifetime, positive),
             redis_prefix=read("FAIRWAY_REDIS_PREFIX", default.redis_prefix, key_prefix),
             projector_inline=read("FAIRWAY_PROJECTOR_INLINE", default.projector_inline, flag),
             receipt_key=read.one_of(

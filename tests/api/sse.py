@@ -51,6 +51,8 @@ class Stream:
     paused: bool = False
     """Read nothing, with a small receive buffer, until `resume()`: a client that has stopped
     reading."""
+    source: str | None = None
+    """The loopback address to connect from (127.0.0.2, ...): another client to the server."""
 
     def __post_init__(self) -> None:
         self.started = threading.Event()
@@ -64,6 +66,8 @@ class Stream:
         if self.paused:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
         self.sock.settimeout(WAIT)
+        if self.source is not None:
+            self.sock.bind((self.source, 0))
         self.sock.connect((url.hostname, url.port))
         target = self.path + ("?" + urlencode(self.params) if self.params else "")
         head = [("Host", url.netloc), ("Accept", "text/event-stream"), *self.headers.items()]

@@ -1,6 +1,7 @@
 """Connections that cost the server without asking it anything: silent ones, ones that dribble
 their headers, too many at once, and requests h11 cannot parse. The service keeps answering;
-the idle are closed after the header timeout; one over the cap is refused with a problem."""
+the idle are closed after the header timeout; one over the cap is refused with a problem.
+(One client that takes more than its share: test_api_hogs.py.)"""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ DRIBBLERS = 20
 DEADLINE = 30.0
 """Generous seconds for the server to act on a timeout; nothing here times its speed."""
 CAP = 40
+CLIENTS = [f"127.0.0.{n}" for n in range(2, 6)]
+"""Loopback addresses the full house is spread over (Linux routes 127.0.0.0/8 to the server
+on 127.0.0.1), each far below its share of the cap: the cap itself is what is tested."""
 BODY_TO_FOLLOW = (
     b"POST /games HTTP/1.1\r\nHost: fairway\r\nContent-Type: application/json\r\n"
     b"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n"
@@ -38,6 +42,16 @@ BODY_TO_FOLLOW = (
 def address(base: str) -> tuple[str, int]:
     host, _, port = urlsplit(base).netloc.partition(":")
     return host, int(port)
+
+
+def connect(where: tuple[str, int], source: str = "127.0.0.1") -> socket.socket:
+    """A connection to the server from the loopback address `source`: one client each."""
+    return socket.create_connection(where, timeout=DEADLINE, source_address=(source, 0))
+
+
+def spread(where: tuple[str, int], count: int) -> list[socket.socket]:
+    """`count` connections, from each of CLIENTS in turn."""
+    return [connect(where, CLIENTS[i % len(CLIENTS)]) for i in range(count)]
 
 
 def read_until_closed(sock: socket.socket, timeout: float = DEADLINE) -> bytes:
@@ -127,7 +141,11 @@ def test_silent_and_dribbling_connections_are_closed_while_the_service_answers(
     api_settings: Settings,
 ) -> None:
     settings = msgspec.structs.replace(
-        api_settings, header_timeout=1.0, keep_alive_timeout=1.0, max_connections=2000
+        api_settings,
+        header_timeout=1.0,
+        keep_alive_timeout=1.0,
+        max_connections=2000,
+        max_connections_per_client=2000,  # all from one address: the timeouts close them
     )
     with running_server(settings) as base, ExitStack() as stack:
         where = address(base)
@@ -158,7 +176,7 @@ def test_a_new_connection_above_the_cap_closes_the_one_idle_longest(
     settings = msgspec.structs.replace(api_settings, header_timeout=60.0, max_connections=CAP)
     with running_server(settings) as base, ExitStack() as stack:
         where = address(base)
-        idle = [stack.enter_context(socket.create_connection(where)) for _ in range(CAP)]
+        idle = [stack.enter_context(sock) for sock in spread(where, CAP)]
 
         assert httpx.get(base + "/health", timeout=DEADLINE).status_code == 200
         game = {"variant": "golf", "seats": 2}
@@ -171,17 +189,19 @@ def test_a_new_connection_above_the_cap_closes_the_one_idle_longest(
 def test_a_connection_above_the_cap_is_refused_with_a_problem_when_none_is_idle(
     api_settings: Settings,
 ) -> None:
-    settings = msgspec.structs.replace(api_settings, header_timeout=60.0, max_connections=CAP)
+    settings = msgspec.structs.replace(
+        api_settings, header_timeout=60.0, body_timeout=60.0, max_connections=CAP
+    )
     with running_server(settings) as base, ExitStack() as stack:
         where = address(base)
-        busy = [stack.enter_context(socket.create_connection(where)) for _ in range(CAP)]
+        busy = [stack.enter_context(sock) for sock in spread(where, CAP)]
         for sock in busy:
             sock.settimeout(DEADLINE)
             sock.sendall(BODY_TO_FOLLOW)
         for sock in busy:
             assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue"), "a request in progress"
 
-        with socket.create_connection(where) as extra:
+        with connect(where, CLIENTS[0]) as extra:  # no client holds more than this one's
             refused = read_until_closed(extra)
         body = assert_problem(refused, 503, "too_many_connections")
         assert f"maximum of {CAP} connections" in body["detail"]

@@ -8,6 +8,11 @@ stream's own last version against the game's record, never by the wake-up that p
 (service/live/watch.py). A spectator's stream stops at the spectator horizon
 (service/live/spectators.py). An idle stream gets a comment every FAIRWAY_SSE_HEARTBEAT seconds.
 
+A stream is held, not owned: one client address holds at most FAIRWAY_MAX_STREAMS_PER_CLIENT
+at once (one more is 429 `too_many_streams`), and each ends after FAIRWAY_SSE_LIFETIME with a
+reconnect hint, whether its game moves or not (a game left in its lobby never would): the
+client comes back through the rate limit and the caps, and resumes where it was.
+
 Backpressure: each write waits until the connection takes it (uvicorn pauses a writer
 whose transport buffer is full), so a slow client holds at most one page of messages here;
 it catches up from its last version when it drains.
@@ -18,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import random
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -33,7 +39,7 @@ from events.store import StoreError
 from service.contract.problems import ApiError
 from service.http import docs
 from service.http.chain import feed
-from service.http.middleware import HEAD
+from service.http.middleware import HEAD, StreamSlots
 from service.http.params import GameId, Gate, SpectatorDelay, bearer
 from service.live.spectators import visible_version
 from service.live.watch import Watcher
@@ -48,6 +54,12 @@ PAGE = 200
 """Events per write: what one slow client may hold in memory here."""
 RETRY_MS = 2000
 """The reconnection delay suggested to clients (SSE `retry:`)."""
+LIFETIME_SPREAD = 0.1
+"""A stream ends between 90 and 100 % of its lifetime: a crowd that connected together (after
+a restart) does not come back together."""
+LIFETIME_OVER = b": lifetime over; reconnect with Last-Event-ID\nretry: %d\n\n" % RETRY_MS
+"""The last message of a stream that outlived its lifetime."""
+TOO_MANY_STREAMS_RETRY = "5"
 SEALED_POLL = 1.0
 """Seconds between looks at a duplicate round's other tables while the gate holds this
 stream back (service/tournaments/duplicate.py): their moves wake no subscriber of this game."""
@@ -108,12 +120,15 @@ class StreamController(Controller):
         spectator_delay: SpectatorDelay,
         gate: Gate,
         sse_heartbeat: NamedDependency[float],
+        sse_lifetime: NamedDependency[float],
+        stream_slots: NamedDependency[StreamSlots],
         after: After = None,
         last_event_id: LastEventId = None,
     ) -> Response[Any]:
         """Without a token, what a spectator may know; with a seat token, that seat's view.
         A stream of a finished game ends after `game.ended`; connecting when nothing is left
-        to send gets 204, which tells EventSource to stop reconnecting."""
+        to send gets 204, which tells EventSource to stop reconnecting. Any stream ends after
+        FAIRWAY_SSE_LIFETIME with a `retry:` hint: reconnect with `Last-Event-ID`."""
         token = bearer(request)
         record = await watcher.fresh(game_id)  # one query for a crowd connecting at once
         viewer = None if token is None else games.seat_for(record, token)
@@ -129,8 +144,17 @@ class StreamController(Controller):
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         if request.scope.get(HEAD):  # type: ignore[misc]  # headers only, not for ever
             return Stream((), media_type=EVENT_STREAM, headers=headers)
+        if not stream_slots.take(request.scope):  # given back when the request ends
+            raise ApiError(
+                429,
+                "too_many_streams",
+                f"this client holds {stream_slots.per_client} event streams open, the most one "
+                "client may; close one first",
+                headers={"Retry-After": TOO_MANY_STREAMS_RETRY},
+            )
+        lifetime = sse_lifetime * random.uniform(1 - LIFETIME_SPREAD, 1)
         live = Live(watcher, metrics, gate, game_id, viewer, spectator_delay, sse_heartbeat)
-        return Stream(live.messages(start), media_type=EVENT_STREAM, headers=headers)
+        return Stream(live.messages(start, lifetime), media_type=EVENT_STREAM, headers=headers)
 
 
 class Live:
@@ -149,13 +173,15 @@ class Live:
         self.watcher, self.metrics, self.gate = watcher, metrics, gate
         self.game_id, self.viewer, self.delay, self.heartbeat = game_id, viewer, delay, heartbeat
 
-    async def messages(self, last: int) -> AsyncIterator[bytes]:
-        """Everything after version `last`, then each event as the game reaches it."""
+    async def messages(self, last: int, lifetime: float) -> AsyncIterator[bytes]:
+        """Everything after version `last`, then each event as the game reaches it, for
+        `lifetime` seconds at most."""
         loop = asyncio.get_running_loop()
         self.metrics.gauge("sse_streams_open", 1)
         try:
             with self.watcher.subscribe(self.game_id) as news:
                 yield b"retry: %d\n\n" % RETRY_MS
+                over_at = loop.time() + lifetime
                 quiet_until = loop.time() + self.heartbeat
                 fresh = True
                 while True:
@@ -183,10 +209,13 @@ class Live:
                         quiet_until = loop.time() + self.heartbeat
                     if record.finished and last >= record.version:
                         return
-                    wait = quiet_until - loop.time()
+                    if loop.time() >= over_at:
+                        yield LIFETIME_OVER
+                        return
+                    wait = min(quiet_until, over_at) - loop.time()
                     if held:
                         wait = min(wait, SEALED_POLL)
-                    if wait <= 0:
+                    if loop.time() >= quiet_until:
                         yield b": keep-alive\n\n"
                         quiet_until = loop.time() + self.heartbeat
                         continue

@@ -36,6 +36,11 @@ def test_every_variable_reaches_its_field() -> None:
             "FAIRWAY_HEADER_TIMEOUT": "3",
             "FAIRWAY_KEEP_ALIVE_TIMEOUT": "7.5",
             "FAIRWAY_MAX_CONNECTIONS": "100",
+            "FAIRWAY_MAX_CONNECTIONS_PER_CLIENT": "50",
+            "FAIRWAY_MAX_STREAMS_PER_CLIENT": "8",
+            "FAIRWAY_BODY_TIMEOUT": "4.5",
+            "FAIRWAY_BODY_MIN_RATE": "2048",
+            "FAIRWAY_SSE_LIFETIME": "120",
             "FAIRWAY_CACHE_EVENTS": "1000",
             "FAIRWAY_CACHE_FINISHED_GAMES": "0",
         }
@@ -59,6 +64,11 @@ def test_every_variable_reaches_its_field() -> None:
         header_timeout=3.0,
         keep_alive_timeout=7.5,
         max_connections=100,
+        max_connections_per_client=50,
+        max_streams_per_client=8,
+        body_timeout=4.5,
+        body_min_rate=2048,
+        sse_lifetime=120.0,
         cache_events=1000,
         cache_finished_games=0,
     )
@@ -114,6 +124,27 @@ def test_a_blank_value_counts_as_unset() -> None:
         ("FAIRWAY_POOL_SIZE", "0", "FAIRWAY_POOL_SIZE must be at least 1, not 0"),
         ("FAIRWAY_MAX_CONNECTIONS", "0", "FAIRWAY_MAX_CONNECTIONS must be at least 1, not 0"),
         (
+            "FAIRWAY_MAX_CONNECTIONS_PER_CLIENT",
+            "0",
+            "FAIRWAY_MAX_CONNECTIONS_PER_CLIENT must be at least 1, not 0",
+        ),
+        (
+            "FAIRWAY_MAX_STREAMS_PER_CLIENT",
+            "many",
+            "FAIRWAY_MAX_STREAMS_PER_CLIENT must be an integer, not 'many'",
+        ),
+        (
+            "FAIRWAY_BODY_TIMEOUT",
+            "0",
+            "FAIRWAY_BODY_TIMEOUT must be a number greater than 0, not '0'",
+        ),
+        ("FAIRWAY_BODY_MIN_RATE", "0.5", "FAIRWAY_BODY_MIN_RATE must be an integer, not '0.5'"),
+        (
+            "FAIRWAY_SSE_LIFETIME",
+            "inf",
+            "FAIRWAY_SSE_LIFETIME must be a number greater than 0, not 'inf'",
+        ),
+        (
             "FAIRWAY_TRUSTED_PROXIES",
             "10.0.0.0/8, proxy.local",
             "FAIRWAY_TRUSTED_PROXIES must hold IP addresses or CIDRs, not 'proxy.local'",
@@ -159,3 +190,11 @@ def test_the_referee_runs_by_default_and_may_be_turned_off() -> None:
 def test_the_round_keeper_runs_by_default_and_may_be_turned_off() -> None:
     assert Settings.from_env({}).round_keeper is True
     assert Settings.from_env({"FAIRWAY_ROUND_KEEPER": "off"}).round_keeper is False
+
+
+def test_the_limits_per_client_have_defaults_that_leave_room_for_others() -> None:
+    settings = Settings.from_env({})
+    assert settings.max_connections_per_client < settings.max_connections
+    assert settings.max_streams_per_client < settings.max_connections_per_client
+    assert (settings.body_timeout, settings.body_min_rate) == (10.0, 1024)
+    assert settings.sse_lifetime == 600.0
