@@ -249,7 +249,7 @@ def create_app(
     )
     # Around the router rather than inside each route, so that it sees every request.
     app.asgi_handler = make_middleware(metrics, buckets, settings.trusted_proxies)(app.asgi_handler)
-    complete(app.openapi_schema)
+    complete(app)
     document(app.openapi_schema)
     return app
 
