@@ -34,8 +34,9 @@ class Combo(msgspec.Struct, frozen=True):
     points: int
 
 
-class LayoutScore(msgspec.Struct, frozen=True):
-    """`total` is the sum of the column points and the combo points."""
+class LayoutScore(msgspec.Struct, frozen=True, tag_field="family", tag="grid"):
+    """`total` is the sum of the column points and the combo points. Tagged by `family`, as
+    the views are, so a client tells it from Tens-shedding's `RemainingScore`."""
 
     total: int
     columns: tuple[ColumnScore, ...]

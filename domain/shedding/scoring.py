@@ -21,8 +21,9 @@ class ScoreLine(msgspec.Struct, frozen=True):
     points: int
 
 
-class RemainingScore(msgspec.Struct, frozen=True):
-    """The penalty for a player's remaining cards, rank by rank (A low to K high)."""
+class RemainingScore(msgspec.Struct, frozen=True, tag_field="family", tag="shedding"):
+    """The penalty for a player's remaining cards, rank by rank (A low to K high). Tagged by
+    `family`, as the views are, so a client tells it from a grid's `LayoutScore`."""
 
     total: int
     breakdown: tuple[ScoreLine, ...]

@@ -1,5 +1,5 @@
-"""The public contract: the shapes of events as the API serves them, apart from how they
-are stored.
+"""The public contract: the shapes of events as the API serves them (a game's feed, a
+tournament's own events), apart from how they are stored.
 
 A stored event and its public shape evolve separately. Each public event type is declared
 here as a projection of a stored one: the same tag and fields, less the fields the API
@@ -17,10 +17,11 @@ from typing import Any, Literal, Union
 
 import msgspec
 
-from events.schema import common, grid, lobby, shedding
+from events.schema import common, grid, lobby, shedding, tournament
 from events.schema.common import SeedHex
 
 Variant = Literal["hang-ten", "tens", "golf", "basketball", "tens-shedding"]
+Seating = Literal["swiss", "rotation"]
 ResignReason = Literal["resigned", "withdrawn"]
 """Why the bot plays a seat: its holder resigned, or its player withdrew from the tournament."""
 PlayedForReason = Literal["timeout", "resigned", "withdrawn"]
@@ -102,12 +103,43 @@ def _public_type(shape: Shape) -> type[msgspec.Struct]:
     return public
 
 
-_PUBLIC: dict[type, tuple[type[msgspec.Struct], Shape]] = {
-    shape.stored: (_public_type(shape), shape) for shape in SHAPES
-}
-PUBLIC_EVENTS: tuple[type[msgspec.Struct], ...] = tuple(public for public, _ in _PUBLIC.values())
+_PUBLIC: dict[type, tuple[type[msgspec.Struct], Shape]] = {}
+
+
+def project(shapes: tuple[Shape, ...]) -> tuple[type[msgspec.Struct], ...]:
+    """The public types of `shapes`, in order; `to_public` shows their events from now on."""
+    for shape in shapes:
+        _PUBLIC[shape.stored] = (_public_type(shape), shape)
+    return tuple(_PUBLIC[shape.stored][0] for shape in shapes)
+
+
+PUBLIC_EVENTS = project(SHAPES)
 Event = Union[PUBLIC_EVENTS]  # type: ignore[valid-type]  # noqa: UP007
 """Every event of the feed, tagged by `type`."""
+
+TOURNAMENT_EVENTS = project(
+    (
+        Shape(
+            tournament.TournamentCreated,
+            hidden=("organiser_hash",),
+            types={
+                "variant": Variant,
+                "seating": Seating,
+                "seed_anchor": SeedHex,
+                "seed_secret": SeedHex | None,
+            },
+            blank_is_null=("seed_secret",),
+        ),
+        Shape(tournament.PlayerRegistered, hidden=("token_hash",)),
+        Shape(tournament.PlayerWithdrawn),
+        Shape(tournament.PlayerSeedSet),
+        Shape(tournament.RoundStarted),
+        Shape(tournament.RoundClosed),
+        Shape(tournament.TournamentEnded),
+    )
+)
+TournamentEvent = Union[TOURNAMENT_EVENTS]  # type: ignore[valid-type]  # noqa: UP007
+"""Every event of a tournament's own stream, tagged by `type`."""
 
 
 def to_public(event: Any) -> Any:

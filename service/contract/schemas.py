@@ -37,7 +37,8 @@ OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max", "turn_second
 EventType = Literal[tuple(e.__struct_config__.tag for e in PUBLIC_EVENTS)]  # type: ignore[valid-type]
 """The `type` of every event of the feed."""
 Score = LayoutScore | RemainingScore
-"""A grid layout's score (columns and combos) or Tens-shedding's remaining cards."""
+"""A grid layout's score (columns and combos) or Tens-shedding's remaining cards, tagged by
+`family`: `grid` or `shedding`."""
 
 # Names and titles are shown to other players: no control characters, no bidirectional
 # overrides or isolates, no invisible zero-width characters or line separators, and not only

@@ -6,20 +6,19 @@ in the answer that made them. A tournament's seed secret is shown once it has en
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 from events.schema.common import GameOptions
 from events.schema.tournament import TableResult
 from service.contract.names import shown
-from service.contract.public import Variant
+from service.contract.public import Seating, TournamentEvent, Variant
 from service.contract.schemas import Name, SeatSeedText
 
 TournamentName = Annotated[
     str, msgspec.Meta(min_length=1, max_length=80, pattern=Name.__metadata__[0].pattern)
 ]
-Seating = Literal["swiss", "rotation"]
 Phase = Literal["registering", "in_play", "between_rounds", "ended"]
 """`registering` until round 1 starts; `in_play` while a round is; `between_rounds` once it
 has closed and before the next starts; `ended` after the last round closed."""
@@ -148,9 +147,9 @@ class TournamentInfo(msgspec.Struct):
 
 class TournamentEntry(msgspec.Struct):
     version: int
-    event: dict[str, Any]
-    """The event as stored (its `type` included), without any token hash, and with the seed
-    secret blank until the tournament has ended."""
+    event: TournamentEvent
+    """The event in its public shape: never a token's hash, and the seed secret null until
+    the tournament has ended."""
 
 
 class TournamentFeed(msgspec.Struct):

@@ -253,7 +253,7 @@ def create_app(
     # Around the router rather than inside each route, so that it sees every request.
     middleware = make_middleware(metrics, buckets, stream_slots, settings.trusted_proxies)
     app.asgi_handler = middleware(app.asgi_handler)
-    complete(app.openapi_schema)
+    complete(app)
     document(app.openapi_schema)
     return app
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from litestar.datastructures import ResponseHeader
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import Example
+from litestar.openapi.spec import Example, OpenAPIMediaType, OpenAPIType, Schema
 from litestar.params import Body
 
 from service.contract.problems import PROBLEM_JSON, Problem
@@ -43,6 +44,23 @@ def problem(description: str) -> ResponseSpec:
 
 def problems(*statuses: int) -> dict[int, ResponseSpec]:
     return {status: problem(_WHY[status]) for status in statuses}
+
+
+@dataclass
+class Negotiated(ResponseSpec):
+    """An answer served in more than one media type, as `Accept` asks: Litestar writes
+    `data_container` as `media_type`, and one media type per answer only, so the others,
+    `also`, are added to the document by service/http/openapi_doc.py."""
+
+    generate_examples: bool = False
+    also: dict[str, OpenAPIMediaType] = field(default_factory=dict)
+
+
+def text(description: str, example: str | None = None) -> OpenAPIMediaType:
+    """A body of text (CSV, NDJSON) in the document: a string, described."""
+    return OpenAPIMediaType(
+        schema=Schema(type=OpenAPIType.STRING, description=description), example=example
+    )
 
 
 NOT_MODIFIED = {

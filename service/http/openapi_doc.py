@@ -9,6 +9,12 @@
   `Annotated[tuple[X, ...], Meta(...)]` as `oneOf: [X, {}]`, which a generated client types
   as `Any`. A field that names a component or a closed set (`$ref`, `enum`) keeps
   Litestar's schema, and so the tags the discriminators read.
+- A field that may be left out has no `default` keyword: generators read `default` as
+  "always present" (openapi-typescript types such a field as required). That holds of an
+  answer's field, which msgspec always writes, but not of a field a client may leave out of
+  a request body, nor of one the server leaves out (`omit_defaults`): those say their
+  default in their description.
+- An answer served in more than one media type (`docs.Negotiated`) lists them all.
 
 Applied once to the app's OpenAPI object, which both the served and the committed document
 come from.
@@ -17,15 +23,21 @@ come from.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
+from litestar import Litestar
 from litestar.openapi.spec import Discriminator, OpenAPI, OpenAPIType, Reference, Schema
+from litestar.routes import HTTPRoute
 
-from service.contract.public import PUBLIC_EVENTS
+from service.contract.public import PUBLIC_EVENTS, TOURNAMENT_EVENTS
+from service.http.docs import Negotiated
 
 
-def complete(openapi: OpenAPI) -> None:
+def complete(app: Litestar) -> None:
+    openapi = app.openapi_schema
+    _negotiated(app, openapi)
     schemas: dict[str, Any] = dict(openapi.components.schemas or {})  # type: ignore[union-attr]
 
     def tag_of(member: Reference) -> tuple[str, str] | None:
@@ -53,30 +65,87 @@ def complete(openapi: OpenAPI) -> None:
         else:
             node.discriminator = discriminator
 
-    seen: set[int] = set()
-
-    def visit(node: Any) -> None:
-        if id(node) in seen:
-            return
-        seen.add(id(node))
+    for node in list(_nodes(openapi)):
         if isinstance(node, Schema) and node.one_of:
             discriminate(node)
-        if dataclasses.is_dataclass(node):
-            for f in dataclasses.fields(node):
-                visit(getattr(node, f.name))
-        elif isinstance(node, dict):
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list | tuple):
-            for value in node:
-                visit(value)
-
-    visit(openapi)
     structs = _structs()
+    sent = _sent(openapi, schemas)
     for name in structs.keys() & schemas.keys():
-        if structs[name].__struct_config__.forbid_unknown_fields:
+        config = structs[name].__struct_config__
+        if config.forbid_unknown_fields:
             schemas[name].additional_properties = False
         _check_as_msgspec_does(schemas[name], structs[name])
+        if name in sent or config.omit_defaults:
+            _defaults_in_words(schemas[name])
+
+
+def _nodes(root: Any) -> Iterator[Any]:
+    """Every node of a part of the document, once (spec objects are dataclasses)."""
+    seen: set[int] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        if dataclasses.is_dataclass(node):
+            pending.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+        elif isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list | tuple):
+            pending.extend(node)
+
+
+def _operations(openapi: OpenAPI) -> Iterator[Any]:
+    for item in (openapi.paths or {}).values():
+        for method in ("get", "put", "post", "delete", "options", "head", "patch", "trace"):
+            if (operation := getattr(item, method, None)) is not None:
+                yield operation
+
+
+def _negotiated(app: Litestar, openapi: OpenAPI) -> None:
+    """Each `docs.Negotiated` answer gets its other media types beside the one Litestar
+    wrote."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        item = (openapi.paths or {}).get(route.path_format)
+        for handler in route.route_handlers:
+            for status, spec in (handler.responses or {}).items():
+                if not isinstance(spec, Negotiated):
+                    continue
+                for method in handler.http_methods:
+                    operation = getattr(item, method.lower(), None)
+                    if operation is not None:
+                        answer = operation.responses[str(status)]
+                        answer.content = {**(answer.content or {}), **spec.also}
+
+
+def _sent(openapi: OpenAPI, schemas: dict[str, Any]) -> set[str]:
+    """The components a request body reaches: what a client sends."""
+    sent: set[str] = set()
+    pending: list[Any] = [op.request_body for op in _operations(openapi) if op.request_body]
+    while pending:
+        for node in _nodes(pending.pop()):
+            name = node.ref.rsplit("/", 1)[-1] if isinstance(node, Reference) else None
+            if name in schemas and name not in sent:
+                sent.add(name)
+                pending.append(schemas[name])
+    return sent
+
+
+def _defaults_in_words(component: Schema) -> None:
+    """A field that may be left out keeps its default in its description, not in `default`
+    (which generators read as "always present")."""
+    for name, prop in (component.properties or {}).items():
+        if not isinstance(prop, Schema) or prop.default is None:
+            continue
+        if name in (component.required or ()):
+            continue
+        said = f"Default (when left out): `{msgspec.json.encode(prop.default).decode()}`."
+        prop.description = f"{prop.description} {said}" if prop.description else said
+        prop.default = None
 
 
 def _structs() -> dict[str, type[msgspec.Struct]]:
@@ -88,7 +157,7 @@ def _structs() -> dict[str, type[msgspec.Struct]]:
         pending.extend(kind.__subclasses__())
         if kind is not msgspec.Struct:
             found.setdefault(kind.__name__, kind)
-    return found | {kind.__name__: kind for kind in PUBLIC_EVENTS}
+    return found | {kind.__name__: kind for kind in (*PUBLIC_EVENTS, *TOURNAMENT_EVENTS)}
 
 
 def _check_as_msgspec_does(component: Schema, kind: type[msgspec.Struct]) -> None:

@@ -70,7 +70,18 @@ AUDIT = docs.problems(400, 401, 429, 503) | {
     409: ROUND_IN_PLAY,
 }
 AUDIT_POST = AUDIT | docs.problems(413, 415, 422)
+EXPORTED = docs.Negotiated(
+    GameExport,
+    description="The export: JSON, or NDJSON with `Accept: application/x-ndjson`",
+    also={
+        NDJSON: docs.text(
+            "NDJSON: the header on the first line (every field of a `GameExport` but `events`), "
+            "then one `ExportedEvent` a line, in version order"
+        )
+    },
+)
 EXPORT = AUDIT | {
+    200: EXPORTED,
     409: _problem(
         "The game is not over (`game_in_play`), or a table of its duplicate round is still "
         "in play (`deals_to_come`)"

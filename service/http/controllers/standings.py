@@ -60,17 +60,6 @@ AsOfRound = Annotated[
 ]
 
 NOT_FOUND = {404: docs.problem("No such tournament in the read model (`tournament_not_found`)")}
-STANDINGS = (
-    docs.problems(400, 429)
-    | UNAVAILABLE
-    | {
-        404: docs.problem(
-            "No such tournament (`tournament_not_found`), or no such round in it "
-            "(`round_not_found`: past the rounds planned)"
-        ),
-        409: docs.problem("The round has not closed yet (`round_not_closed`)"),
-    }
-)
 STREAM = (
     {
         200: ResponseSpec(
@@ -124,6 +113,36 @@ def csv_text(rows: list[s.StandingsRow]) -> bytes:
 
 def _cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA) else text
+
+
+STANDINGS = (
+    {
+        200: docs.Negotiated(
+            s.Standings,
+            description="The standings: JSON, or CSV with `Accept: text/csv`",
+            also={
+                CSV: docs.text(
+                    "RFC 4180: a header row, then one row per player in rank order",
+                    csv_text(
+                        [
+                            s.StandingsRow(1, "Ada", 31, 2, 6, 2, 5.167, 0, False),
+                            s.StandingsRow(2, "=Bob", 45, 2, 6, 0, 7.5, 0, True),
+                        ]
+                    ).decode(),
+                )
+            },
+        )
+    }
+    | docs.problems(400, 429)
+    | UNAVAILABLE
+    | {
+        404: docs.problem(
+            "No such tournament (`tournament_not_found`), or no such round in it "
+            "(`round_not_found`: past the rounds planned)"
+        ),
+        409: docs.problem("The round has not closed yet (`round_not_closed`)"),
+    }
+)
 
 
 def _links(game_id: str, hands: int) -> s.TableLinks:

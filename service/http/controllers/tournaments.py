@@ -21,9 +21,10 @@ from domain.shuffle import valid_seat_seed
 from domain.tournament.decide import Create
 from domain.tournament.state import Round, Tournament
 from events.schema.common import GameOptions
-from events.schema.tournament import PlayerRegistered, PlayerWithdrawn, TournamentCreated
+from events.schema.tournament import PlayerWithdrawn, TournamentCreated
 from service.contract import tournaments as t
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
+from service.contract.public import TournamentEvent, to_public
 from service.http import docs
 from service.http.params import SEAT_TOKEN, LobbyKey, answer, bearer, required_token
 from service.tournaments.record import TournamentRecord
@@ -164,16 +165,12 @@ def info(record: TournamentRecord) -> t.TournamentInfo:
     )
 
 
-def public(event: Any, ended: bool) -> dict[str, Any]:
-    """A tournament event as anyone may read it: no token hash, ever; the seed chain's
-    secret once the tournament has ended."""
-    body: dict[str, Any] = msgspec.to_builtins(event)
-    if isinstance(event, TournamentCreated):
-        body.pop("organiser_hash", None)
-        body["seed_secret"] = event.seed_secret if ended else None
-    elif isinstance(event, PlayerRegistered):
-        body.pop("token_hash", None)
-    return body
+def public(event: Any, ended: bool) -> TournamentEvent:
+    """A tournament event as anyone may read it: no token hash, ever (its public shape has
+    none); the seed chain's secret once the tournament has ended."""
+    if isinstance(event, TournamentCreated) and not ended:
+        event = msgspec.structs.replace(event, seed_secret="")
+    return to_public(event)  # type: ignore[no-any-return]
 
 
 class TournamentController(Controller):
