@@ -10,6 +10,7 @@ which the hash chain's canonical bytes rely on.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -137,6 +138,17 @@ class VerifiedStream(msgspec.Struct, frozen=True):
     """The hash of the last event; keep it elsewhere to detect a truncated or rewritten tail."""
 
 
+class RegisteredKey(msgspec.Struct, frozen=True):
+    """A public key that signs receipts for the games in the store, as registered there."""
+
+    key_id: str
+    """How a receipt names its signer (service/contract/receipts.py defines it)."""
+    public_key: bytes
+    """The 32-byte Ed25519 public key."""
+    first_seen: datetime
+    """When it was first registered."""
+
+
 class PreparedEvent(msgspec.Struct, frozen=True):
     """An event as the store writes it (internal)."""
 
@@ -173,6 +185,16 @@ def verify_chain(
 def utf8(stored: Any) -> bytes:
     """A stored text column as bytes, whichever of str or bytes the driver gave."""
     return stored.encode() if isinstance(stored, str) else bytes(stored)
+
+
+def check_receipt_key(key_id: object, public_key: object) -> None:
+    """A `ValueError` unless `public_key` is 32 bytes and `key_id` names it as a receipt
+    does: the first 16 hex digits of its SHA-256 (service/contract/receipts.py; the table's
+    CHECK in PostgreSQL says the same)."""
+    if not isinstance(public_key, bytes) or len(public_key) != 32:
+        raise ValueError("a receipt key is a 32-byte Ed25519 public key")
+    if key_id != hashlib.sha256(public_key).hexdigest()[:16]:
+        raise ValueError(f"{key_id!r} is not the id of this receipt key")
 
 
 def check_stream_id(stream_id: object) -> str:

@@ -24,8 +24,10 @@ from events.store.base import (
     NewEvent,
     PreparedEvent,
     RecordedEvent,
+    RegisteredKey,
     StreamInfo,
     VerifiedStream,
+    check_receipt_key,
     check_stream_id,
     utf8,
     verify_chain,
@@ -92,8 +94,23 @@ class EventStore(abc.ABC):
     ) -> list[StreamInfo]:
         """Streams whose id starts with `prefix`, in id order, after the id `after`."""
 
+    async def register_receipt_key(self, key_id: str, public_key: bytes) -> None:
+        """Keep `public_key` (which receipts name `key_id`) among the keys that sign
+        receipts for the games in this store; registering it again changes nothing. A key is
+        kept for good, so that its receipts stay checkable after it signs no more. A key
+        not of 32 bytes, or an id that does not name it, is a `ValueError`."""
+        check_receipt_key(key_id, public_key)
+        await self._register_receipt_key(key_id, public_key)
+
+    @abc.abstractmethod
+    async def receipt_keys(self) -> list[RegisteredKey]:
+        """Every registered receipt key, first seen first."""
+
     @abc.abstractmethod
     async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    async def _register_receipt_key(self, key_id: str, public_key: bytes) -> None: ...
 
     @abc.abstractmethod
     async def _stream_rows(

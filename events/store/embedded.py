@@ -28,6 +28,7 @@ from events.store.base import (
     NewEvent,
     PreparedEvent,
     RecordedEvent,
+    RegisteredKey,
     StoreError,
     StoreUnavailable,
     StreamInfo,
@@ -39,6 +40,8 @@ T = TypeVar("T")
 
 FILE_NAME: Final = "events.sqlite3"
 _SCHEMA_VERSION: Final = 1
+"""Raised only by a change an older release could not live with: receipt_keys came later,
+and a release that knows nothing of it ignores it, so it left the version as it was."""
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS events (
@@ -58,6 +61,15 @@ CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are immutable'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'events are immutable'); END;
+CREATE TABLE IF NOT EXISTS receipt_keys (
+    public_key BLOB    PRIMARY KEY CHECK (length(public_key) = 32),
+    key_id     TEXT    NOT NULL UNIQUE,
+    first_seen INTEGER NOT NULL  -- microseconds since the Unix epoch, UTC
+);
+CREATE TRIGGER IF NOT EXISTS receipt_keys_no_update BEFORE UPDATE ON receipt_keys
+BEGIN SELECT RAISE(ABORT, 'receipt keys are kept for good'); END;
+CREATE TRIGGER IF NOT EXISTS receipt_keys_no_delete BEFORE DELETE ON receipt_keys
+BEGIN SELECT RAISE(ABORT, 'receipt keys are kept for good'); END;
 """
 _COLUMNS: Final = (
     "global_position, global_position, stream_id, stream_version, event_id, type,"
@@ -144,7 +156,7 @@ class EmbeddedStore(EventStore):
             current, prev = head if head else (0, GENESIS_HASH)
             if current != expected:
                 return self._stored_result(stream_id, expected, current, prepared)
-            now = (datetime.now(UTC) - _EPOCH) // timedelta(microseconds=1)
+            now = _now()
             rows = []
             for version, event in enumerate(prepared, start=expected + 1):
                 prev = chain_hash(
@@ -210,6 +222,14 @@ class EmbeddedStore(EventStore):
             return [row for row in found if row is not None]
         raise EventIdConflict(f"stream {stream_id}: event ids stored elsewhere or differently")
 
+    async def _register_receipt_key(self, key_id: str, public_key: bytes) -> None:
+        await self._run(
+            self._db.execute,
+            "INSERT INTO receipt_keys (key_id, public_key, first_seen) VALUES (?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            (key_id, public_key, _now()),
+        )
+
     async def _start_listening(self) -> None:
         """In-process appends wake waiters directly; other processes are caught by polling."""
 
@@ -260,6 +280,14 @@ class EmbeddedStore(EventStore):
         )
         return [StreamInfo(stream_id, version) for stream_id, version in rows]
 
+    async def receipt_keys(self) -> list[RegisteredKey]:
+        rows = await self._run(
+            self._fetch,
+            "SELECT key_id, public_key, first_seen FROM receipt_keys ORDER BY first_seen, key_id",
+            (),
+        )
+        return [RegisteredKey(key_id, key, self._recorded_at(seen)) for key_id, key, seen in rows]
+
     def _fetch(self, query: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
         return self._db.execute(query, params).fetchall()
 
@@ -270,6 +298,11 @@ class EmbeddedStore(EventStore):
     @staticmethod
     def _recorded_at(stored: Any) -> datetime:
         return _EPOCH + timedelta(microseconds=stored)
+
+
+def _now() -> int:
+    """Microseconds since the Unix epoch, as the file keeps times."""
+    return (datetime.now(UTC) - _EPOCH) // timedelta(microseconds=1)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

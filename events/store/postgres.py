@@ -31,6 +31,7 @@ from events.store.base import (
     Checkpoint,
     NewEvent,
     RecordedEvent,
+    RegisteredKey,
     StoreError,
     StoreUnavailable,
     StreamInfo,
@@ -45,6 +46,8 @@ from events.store.postgres_sql import (
     NOTIFY,
     READ_FEED,
     READ_STREAM,
+    RECEIPT_KEYS,
+    REGISTER_RECEIPT_KEY,
     STREAM_VERSION,
     append_call,
 )
@@ -152,6 +155,11 @@ class PostgresStore(EventStore):
             tuple(bytes(r[2]) for r in rows),
         )
 
+    async def _register_receipt_key(self, key_id: str, public_key: bytes) -> None:
+        with Translate():
+            async with self._connection() as conn:
+                await conn.execute(REGISTER_RECEIPT_KEY, (key_id, public_key))
+
     def _notify_soon(self) -> None:
         """Called after a commit: a NOTIFY will start after this moment. One task sends
         them, one at a time, so a burst of appends costs a few NOTIFYs, not one each, and no
@@ -205,6 +213,10 @@ class PostgresStore(EventStore):
     ) -> list[StreamInfo]:
         rows = await self._fetch(LIST_STREAMS, (after, prefix, limit))
         return [StreamInfo(stream_id, version) for stream_id, version in rows]
+
+    async def receipt_keys(self) -> list[RegisteredKey]:
+        rows = await self._fetch(RECEIPT_KEYS, ())
+        return [RegisteredKey(key_id, bytes(key), seen) for key_id, key, seen in rows]
 
     async def _fetch(self, query: LiteralString, params: Sequence[object]) -> list[tuple[Any, ...]]:
         with Translate():

@@ -139,6 +139,12 @@ class Translate:
             raise InvalidStreamId(self.stream_id) from None
         if isinstance(exc, psycopg.OperationalError) or state[:2] in ("08", "53", "57"):
             raise StoreUnavailable(f"event store unavailable: {exc}") from None
+        if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.UndefinedFunction):
+            # New code on a database not migrated yet (a rolling deploy run out of order).
+            raise StoreError(
+                f"the database is not migrated ({exc.diag.message_primary}): run `fairway "
+                "migrate` with this release"
+            ) from None
         if isinstance(exc, psycopg.errors.DataError):
             raise InvalidEvent(f"rejected by the database: {exc}") from None
         raise StoreError(f"event store failure: {state} {exc}") from None

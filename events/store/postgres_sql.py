@@ -1,6 +1,6 @@
 """The statements the PostgreSQL store sends: the call of `fairway_append` (one event, or
-arrays of them), the reads of a stream, the feed and the stream list, and the NOTIFY that
-wakes readers. Parameters are bound, never formatted in."""
+arrays of them), the reads of a stream, the feed and the stream list, the NOTIFY that wakes
+readers, and the receipt keys' registry. Parameters are bound, never formatted in."""
 
 from __future__ import annotations
 
@@ -47,6 +47,15 @@ LIST_STREAMS: Final = (
     "SELECT stream_id, max(stream_version) FROM events"
     " WHERE stream_id > %s::text AND starts_with(stream_id, %s::text)"
     " GROUP BY stream_id ORDER BY stream_id LIMIT %s::int8"
+)
+
+# The app role may INSERT and SELECT receipt_keys (migration 0005); DO NOTHING needs no more.
+REGISTER_RECEIPT_KEY: Final = (
+    "INSERT INTO receipt_keys (key_id, public_key) VALUES (%s::text, %s::bytea)"
+    " ON CONFLICT DO NOTHING"
+)
+RECEIPT_KEYS: Final = (
+    "SELECT key_id, public_key, first_seen FROM receipt_keys ORDER BY first_seen, key_id"
 )
 
 
