@@ -28,13 +28,19 @@ def _print(report: AuditReport, as_json: bool) -> int:
     return 0 if report.ok else 1
 
 
-async def _read(game_id: str, database_url: str | None, data_dir: Path) -> Any:
+async def _read(
+    game_id: str, database_url: str | None, data_dir: Path, keys: list[bytes] | None
+) -> tuple[Any, list[bytes]]:
+    """The game's stored rows, and the keys its receipts may be signed with: `keys` and
+    every one the installation registered in the store (None: no receipts to check)."""
     from events.store import open_store
+    from service.audit.keys import accepted_keys
     from service.play.games import stream_id
 
     store = await open_store(database_url, data_dir, pool_min_size=1, pool_max_size=1)
     try:
-        return await store.read_stored(stream_id(game_id))
+        rows = await store.read_stored(stream_id(game_id))
+        return rows, [] if keys is None else await accepted_keys(store, keys)
     finally:
         await store.close()
 
@@ -49,7 +55,7 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"fairway audit: {args.game_id!r} is not a game id (16 hex digits)", file=sys.stderr)
         return 2
     try:
-        receipts, keys = _receipts(args)
+        receipts, keys = _receipts(args, need_key=False)
     except (OSError, ValueError) as error:
         print(f"fairway audit: {error}", file=sys.stderr)
         return 2
@@ -59,7 +65,7 @@ def _audit(args: argparse.Namespace) -> int:
     if args.data_dir is not None:
         url = None
     try:
-        rows = asyncio.run(_read(args.game_id, url, data_dir))
+        rows, keys = asyncio.run(_read(args.game_id, url, data_dir, keys if receipts else None))
     except StoreError as error:
         print(f"fairway audit: the event store: {error}", file=sys.stderr)
         return 2
@@ -68,6 +74,13 @@ def _audit(args: argparse.Namespace) -> int:
         return 2
     if not receipts:
         return _print(audit_game(args.game_id, rows), args.json)
+    if not keys:
+        print(
+            "fairway audit: --receipts needs the service's public key (--key): the store "
+            "has none registered",
+            file=sys.stderr,
+        )
+        return 2
     check, results = check_receipts(args.game_id, rows, receipts, keys)
     return _print(audit_game(args.game_id, rows, extra=[check], receipts=results), args.json)
 
@@ -113,13 +126,13 @@ def _audit_tournament(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _receipts(args: argparse.Namespace) -> tuple[list[Any], list[bytes]]:
+def _receipts(args: argparse.Namespace, need_key: bool = True) -> tuple[list[Any], list[bytes]]:
     """The receipts of `--receipts` and the keys of `--key`; OSError or ValueError."""
     from service.audit.receipts import parse_key, parse_receipts
 
     receipts = [] if args.receipts is None else parse_receipts(Path(args.receipts).read_bytes())
     keys = [parse_key(key) for key in args.key]
-    if receipts and not keys:
+    if receipts and not keys and need_key:
         raise ValueError("--receipts needs the service's public key (--key)")
     return receipts, keys
 
@@ -137,14 +150,14 @@ def _verify(args: argparse.Namespace) -> int:
     return _print(report, args.json)
 
 
-def _receipt_options(parser: Any) -> None:
+def _receipt_options(parser: Any, more: str = "") -> None:
     parser.add_argument("--receipts", default=None, help="a JSON list of signed receipts to check")
     parser.add_argument(
         "--key",
         action="append",
         default=[],
         help="the receipts' public key (base64url, as GET /.well-known/fairway-receipt-key "
-        "gives it, or hex); repeat for several",
+        f"gives it, or hex); repeat for several{more}",
     )
 
 
@@ -155,7 +168,7 @@ def add_commands(sub: Any) -> None:
     where.add_argument("--url", default=None, help="PostgreSQL URL (default: DATABASE_URL)")
     where.add_argument("--data-dir", type=Path, default=None, help="the embedded store's directory")
     a.add_argument("--json", action="store_true", help="print the report as JSON")
-    _receipt_options(a)
+    _receipt_options(a, "; every key registered in the store is accepted too")
     a.set_defaults(run=_audit)
 
     t = sub.add_parser(

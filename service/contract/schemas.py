@@ -325,8 +325,18 @@ class RetiredReceiptKey(msgspec.Struct):
     public_key: str
 
 
+class RegisteredReceiptKey(msgspec.Struct):
+    """A key that signs receipts for this installation, as its database registered it."""
+
+    key_id: str
+    public_key: str
+    first_seen: str
+    """When it was first registered (ISO 8601)."""
+
+
 class ReceiptKeyInfo(msgspec.Struct):
-    """The public key that signs receipts, and those that signed them before."""
+    """The public key that signs this instance's receipts, and every key that signs the
+    installation's."""
 
     algorithm: Literal["Ed25519"]
     key_id: str
@@ -334,8 +344,11 @@ class ReceiptKeyInfo(msgspec.Struct):
     public_key: str
     """The 32-byte public key, base64url without padding."""
     retired: list[RetiredReceiptKey] = msgspec.field(default_factory=list)
-    """Keys of earlier receipts (after a rotation); verify a receipt with the key whose
-    `key_id` it names."""
+    """Keys of earlier receipts (after a rotation) configured on this instance."""
+    keys: list[RegisteredReceiptKey] = msgspec.field(default_factory=list)
+    """Every key that has signed receipts for this installation, first seen first: the
+    current and retired keys of each instance on its database (each registers its own as it
+    starts), this one's included. Verify a receipt with the key whose `key_id` it names."""
 
 
 class ReceiptsToCheck(msgspec.Struct, forbid_unknown_fields=True):

@@ -20,6 +20,7 @@ from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, open_store
+from service.audit.keys import ReceiptKeys
 from service.contract.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.http.bodies import JsonRequest
 from service.http.controllers.audit import AuditController, TournamentAuditController
@@ -158,15 +159,17 @@ def create_app(
             db_timeout=settings.db_timeout,
         )
         holder["store"] = opened
+        keyring = ReceiptKeys(opened, receipt_key(settings), settings.receipt_retired_keys)
+        await keyring.register()
+        holder["keyring"] = keyring
         holder["games"] = GameService(
             opened,
             metrics,
             settings.command_retries,
             cache_events=settings.cache_events,
             cache_finished=settings.cache_finished_games,
-            receipt_key=receipt_key(settings),
+            receipt_key=keyring.signing,
             seed_chain_hands=settings.seed_chain_hands,
-            retired_keys=settings.receipt_retired_keys,
         )
         holder["gate"] = DuplicateGate(holder["games"])  # type: ignore[arg-type]
         watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
@@ -227,6 +230,7 @@ def create_app(
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
+            "keyring": Provide(lambda: holder["keyring"], sync_to_thread=False),
             "tournaments": Provide(lambda: holder["tournaments"], sync_to_thread=False),
             "metrics": Provide(lambda: metrics, sync_to_thread=False),
             "watcher": Provide(lambda: holder["watcher"], sync_to_thread=False),
@@ -264,13 +268,17 @@ def receipt_key(settings: Settings) -> ReceiptKey:
         return parse_key_text(settings.receipt_key)
     key, created = load_or_create(settings.data_dir)
     if settings.database_url is not None:
-        # Every instance serving one database must sign with one key.
+        # Instances on other machines each make their own key. Their receipts still check
+        # everywhere (each registers its key in the database), but one shared key is simpler
+        # to keep, to rotate and to tell the players.
         log.warning(
             "receipt_key_from_data_dir",
             path=str(settings.data_dir),
             created=created,
-            advice="set FAIRWAY_RECEIPT_KEY or FAIRWAY_RECEIPT_KEY_FILE so that every "
-            "instance signs with the same key",
+            key_id=key.key_id,
+            advice="instances sharing this database should share one receipt key: set "
+            "FAIRWAY_RECEIPT_KEY or FAIRWAY_RECEIPT_KEY_FILE on each. This instance's key is "
+            "registered in the database meanwhile, so every instance accepts its receipts",
         )
     return key
 

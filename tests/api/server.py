@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +16,19 @@ import uvicorn
 from service.cli.serve import uvicorn_config
 from service.http.app import create_app
 from service.ops.settings import Settings
+
+
+def instance_settings(database_url: str, data_dir: Path) -> Settings:
+    """Another instance on `database_url` as a newcomer starts it: no receipt key configured
+    (it makes its own in `data_dir`), quiet logs, no rate limit in the way."""
+    return Settings(
+        database_url=database_url,
+        data_dir=data_dir,
+        log_level="warning",
+        log_format="json",
+        rate_limit_per_second=100_000.0,
+        rate_limit_burst=100_000,
+    )
 
 
 def free_port() -> int:

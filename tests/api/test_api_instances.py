@@ -15,7 +15,7 @@ import pytest
 
 from service.ops.settings import Settings
 from tests.api.players import Table, open_table
-from tests.api.server import running_server
+from tests.api.server import instance_settings, running_server
 
 pytestmark = pytest.mark.api
 
@@ -23,14 +23,8 @@ pytestmark = pytest.mark.api
 @pytest.fixture
 def second(api_settings: Settings, tmp_path: Path) -> Iterator[httpx.Client]:
     """A second instance of the service on the same database."""
-    settings = Settings(
-        database_url=api_settings.database_url,
-        data_dir=tmp_path,
-        log_level="warning",
-        log_format="json",
-        rate_limit_per_second=100_000.0,
-        rate_limit_burst=100_000,
-    )
+    assert api_settings.database_url is not None
+    settings = instance_settings(api_settings.database_url, tmp_path)
     with running_server(settings) as base, httpx.Client(base_url=base, timeout=20) as client:
         yield client
 

@@ -25,13 +25,13 @@ from projections.base import ProjectionReader
 from service.audit import AuditReport, audit_game
 from service.audit.chain import check_chain
 from service.audit.export import ExportRefused, export_game, ndjson_lines
+from service.audit.keys import ReceiptKeys
 from service.audit.receipts import check_receipts
 from service.audit.tournament import PREFIX, audit_tournament, read_games
 from service.audit.tournament_report import TournamentAuditReport
 from service.contract import schemas as s
 from service.contract.export import GameExport
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
-from service.contract.receipts import from_b64url
 from service.http import docs
 from service.http.controllers.readmodels import held_back
 from service.http.params import GameId, Gate, IfNoneMatch, SpectatorDelay, answer
@@ -222,18 +222,20 @@ class AuditController(Controller):
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
         spectator_delay: SpectatorDelay,
+        keyring: NamedDependency[ReceiptKeys],
         gate: Gate,
     ) -> AuditReport:
-        """As `GET /games/{id}/audit`, and each receipt you hold checked: signed by this
-        service's key (or a retired one it still serves), and the stored hash at its version
-        the one it signs. A version the history no longer holds is a deleted tail; another
-        hash there is a rewrite. The receipts are checked against the whole stored history
-        (a receipt tells its holder nothing they were not told when they got it); the rest
-        of the report is held back as on `GET`."""
+        """As `GET /games/{id}/audit`, and each receipt you hold checked: signed by one of
+        the installation's keys (`keys` of `GET /.well-known/fairway-receipt-key`: any
+        instance's, current or retired), and the stored hash at its version the one it
+        signs. A version the history no longer holds is a deleted tail; another hash there is
+        a rewrite. The receipts are checked against the whole stored history (a receipt
+        tells its holder nothing they were not told when they got it); the rest of the report
+        is held back as on `GET`."""
         rows = await _rows(games, game_id)
         await gate.require_open(game_id, peers_in(rows))
         held = await held_back(request, games, gate, game_id, spectator_delay)
-        keys = [games.receipt_key.public_key, *map(from_b64url, games.retired_keys)]
+        keys = await keyring.accepted()
         check, results = check_receipts(game_id, rows, data.receipts, keys)
         shown = rows if held is None else rows[: held[1]]
         return await asyncio.to_thread(

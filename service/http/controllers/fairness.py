@@ -10,6 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import Parameter
 
 from domain.shuffle import valid_seat_seed
+from service.audit.keys import ReceiptKeys
 from service.contract import schemas as s
 from service.contract.problems import ApiError
 from service.contract.receipts import ALGORITHM, b64url, from_b64url, key_id
@@ -75,12 +76,17 @@ class ReceiptKeyController(Controller):
     @get(
         "/fairway-receipt-key",
         operation_id="getReceiptKey",
-        summary="The public key that signs receipts",
-        responses=docs.problems(429),
+        summary="The public keys that sign receipts",
+        responses=docs.problems(429, 503),
     )
-    async def receipt_key(self, games: NamedDependency[GameService]) -> s.ReceiptKeyInfo:
-        key = games.receipt_key
-        retired = [
-            s.RetiredReceiptKey(key_id(from_b64url(text)), text) for text in games.retired_keys
+    async def receipt_key(self, keyring: NamedDependency[ReceiptKeys]) -> s.ReceiptKeyInfo:
+        """This instance's signing key (`key_id`, `public_key`) and the retired keys it is
+        configured with, as before; `keys`: every key the installation's database has
+        registered, so a receipt signed by any instance verifies with one of them."""
+        key = keyring.signing
+        retired = [s.RetiredReceiptKey(key_id(from_b64url(text)), text) for text in keyring.retired]
+        keys = [
+            s.RegisteredReceiptKey(k.key_id, b64url(k.public_key), k.first_seen.isoformat())
+            for k in await keyring.registered()
         ]
-        return s.ReceiptKeyInfo(ALGORITHM, key.key_id, b64url(key.public_key), retired)
+        return s.ReceiptKeyInfo(ALGORITHM, key.key_id, b64url(key.public_key), retired, keys)

@@ -168,7 +168,12 @@ def test_the_app_warns_when_several_instances_could_each_make_their_own_key(
     )
     assert alone.public_key == shared_db.public_key
     assert [event for event, _ in warned.events] == ["receipt_key_from_data_dir"]
-    assert warned.events[0][1]["created"] is False
+    fields = warned.events[0][1]
+    assert fields["created"] is False
+    assert fields["key_id"] == alone.key_id
+    advice = str(fields["advice"])
+    assert "instances sharing this database should share one receipt key" in advice
+    assert "FAIRWAY_RECEIPT_KEY or FAIRWAY_RECEIPT_KEY_FILE" in advice
 
     configured = base64.b64encode(SEED).decode()
     key = service.http.app.receipt_key(
