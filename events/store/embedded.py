@@ -40,8 +40,8 @@ T = TypeVar("T")
 
 FILE_NAME: Final = "events.sqlite3"
 _SCHEMA_VERSION: Final = 1
-"""Raised only by a change an older release could not live with: receipt_keys came later,
-and a release that knows nothing of it ignores it, so it left the version as it was."""
+"""Raised only for a change an older release could not live with. The table receipt_keys,
+added later, is not one: a release that knows nothing of it ignores it."""
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS events (

@@ -81,8 +81,8 @@ class ReceiptKeyController(Controller):
     )
     async def receipt_key(self, keyring: NamedDependency[ReceiptKeys]) -> s.ReceiptKeyInfo:
         """This instance's signing key (`key_id`, `public_key`) and the retired keys it is
-        configured with, as before; `keys`: every key the installation's database has
-        registered, so a receipt signed by any instance verifies with one of them."""
+        configured with; `keys`: every key the installation's store has registered, so that
+        a receipt signed by any instance verifies with one of them."""
         key = keyring.signing
         retired = [s.RetiredReceiptKey(key_id(from_b64url(text)), text) for text in keyring.retired]
         keys = [
