@@ -45,7 +45,6 @@ class GameService:
         cache_finished: int = 200,
         receipt_key: ReceiptKey | None = None,
         seed_chain_hands: int = DEFAULT_HANDS,
-        retired_keys: tuple[str, ...] = (),
     ) -> None:
         self.store = store
         self.metrics = metrics
@@ -53,8 +52,6 @@ class GameService:
         self.streams = GameStreams(store, metrics, self.cache)
         self.handler = Handler(store, metrics, retries)
         self.receipt_key = receipt_key or ReceiptKey.generate()
-        self.retired_keys = retired_keys
-        """Public keys (base64url) of earlier receipt keys, served for old receipts."""
         self.seed_chain_hands = seed_chain_hands
         """L for a game without a fixed number of hands (and for each extension)."""
 

@@ -279,10 +279,11 @@ def test_a_seat_freed_and_claimed_again_starts_without_the_old_holder_s_seed(
 def test_a_name_that_could_not_be_a_set_seed_still_stands_in_for_one(
     http: httpx.Client, database_url: str
 ) -> None:
-    """Names allow characters seeds do not (private use, a soft hyphen): the deal goes on."""
+    """Names allow characters seeds do not (a no-break space, a soft hyphen): the deal goes
+    on."""
     created = http.post("/games", json={"variant": "golf", "seats": 2, "options": {"hands": 1}})
     game_id, creator = created.json()["game_id"], created.json()["creator_token"]
-    names = ["\ue000 private", "soft\u00adhyphen"]
+    names = ["no-break\u00a0space", "soft\u00adhyphen"]
     for name in names:
         assert http.post(f"/games/{game_id}/seats", json={"name": name}).status_code == 201
     started = http.post(f"/games/{game_id}/start", headers={"Authorization": f"Bearer {creator}"})
