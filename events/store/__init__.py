@@ -22,6 +22,7 @@ from events.store.base import (
 from events.store.contract import EventStore
 from events.store.embedded import EmbeddedStore
 from events.store.factory import open_store
+from events.store.unreadable import Unreadable, UnreadableEvent
 from events.store.postgres import PostgresStore
 from events.stored import StoredRow
 
@@ -46,6 +47,8 @@ __all__ = [
     "StoreUnavailable",
     "StoredRow",
     "StreamInfo",
+    "Unreadable",
+    "UnreadableEvent",
     "VerifiedStream",
     "open_store",
 ]
