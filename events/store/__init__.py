@@ -22,8 +22,8 @@ from events.store.base import (
 from events.store.contract import EventStore
 from events.store.embedded import EmbeddedStore
 from events.store.factory import open_store
-from events.store.unreadable import Unreadable, UnreadableEvent
 from events.store.postgres import PostgresStore
+from events.store.unreadable import Unreadable, UnreadableEvent
 from events.stored import StoredRow
 
 __all__ = [
