@@ -143,13 +143,11 @@ def test_an_undecodable_row_stops_its_own_stream_and_nothing_else(
         metrics = http.get("/metrics").text
         assert f'fairway_events_unreadable_total{{kind="{kind}"}} 1\n' in metrics
 
-    lines = [
-        r.getMessage()
+    reported = [
+        r
         for r in caplog.records
         if r.name == "events.store.unreadable" and f"game:{poisoned} " in r.getMessage()
     ]
-    assert len(lines) == 1, lines
-    assert f"version=3 type={event_type} schema_version=1 kind={kind}" in lines[0]
-    assert logging.ERROR == next(
-        r.levelno for r in caplog.records if r.name == "events.store.unreadable"
-    )
+    assert len(reported) == 1, [r.getMessage() for r in reported]
+    assert reported[0].levelno == logging.ERROR
+    assert f"version=3 type={event_type} schema_version=1 kind={kind}" in reported[0].getMessage()
