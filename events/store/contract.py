@@ -84,7 +84,8 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
         """Events after `after` in feed order, never skipping one that commits late; carry
-        on from the last event's `checkpoint`."""
+        on from the last event's `checkpoint`. A row this code cannot decode comes with an
+        `Unreadable` as its data: one stream's fault stops no reader of the feed."""
 
     @abc.abstractmethod
     async def feed_head(self) -> Checkpoint:
