@@ -34,7 +34,12 @@ GENESIS_HASH: Final = bytes(32)
 
 class CodecError(ValueError):
     """An event or its metadata cannot be encoded or decoded (the store re-raises it as
-    `InvalidEvent`)."""
+    `InvalidEvent` on append, `UnreadableEvent` on read)."""
+
+
+class NewerEvent(CodecError):
+    """A stored event of a type this code does not know, or of a schema version above the
+    newest it knows: written by a newer release (a rolling deploy), not garbage."""
 
 
 class Encoded(msgspec.Struct, frozen=True):
@@ -81,6 +86,7 @@ class Codec:
     ) -> None:
         types = tuple(event_types)
         self._tag_of: dict[type, str] = {}
+        self._known: frozenset[str] = frozenset()
         for cls in types:
             config = getattr(cls, "__struct_config__", None)
             tag = getattr(config, "tag", None)
@@ -93,6 +99,7 @@ class Codec:
             self._tag_of[cls] = tag
         if not types:
             raise ValueError("a codec needs at least one event type")
+        self._known = frozenset(self._tag_of.values())
         steps = upcasters.steps() if isinstance(upcasters, UpcasterRegistry) else upcasters
         self._steps: dict[tuple[str, int], Upcaster] = dict(steps)
         self._versions: dict[str, int] = {}
@@ -133,8 +140,12 @@ class Codec:
         return Encoded(event_type, self.schema_version(event_type), data)
 
     def decode(self, event_type: str, schema_version: int, data: bytes | str) -> object:
-        """The event stored as `data`, upcast to the current shape of its type."""
+        """The event stored as `data`, upcast to the current shape of its type. Raises
+        `NewerEvent` for a type or schema version this code does not know yet, `CodecError`
+        for data that does not decode as the type and version it is stored under."""
         current = self.schema_version(event_type)
+        if event_type not in self._known or schema_version > current:
+            raise NewerEvent(f"{event_type} v{schema_version} is newer than this code")
         try:
             if schema_version == current:
                 event = self._decoder.decode(data)
@@ -144,7 +155,7 @@ class Codec:
                     raw = self._upcast(event_type, version, raw)
                 event = msgspec.convert(raw, self._union)
             else:
-                raise CodecError(f"{event_type} v{schema_version} is newer than this code")
+                raise CodecError(f"{event_type} has no schema version {schema_version}")
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise CodecError(f"cannot decode {event_type} v{schema_version}: {exc}") from None
         if schema_version == current and self._tag_of[type(event)] != event_type:

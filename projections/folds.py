@@ -30,6 +30,7 @@ from domain.variants import start
 from events.schema.common import GameEnded, GameStarted, HandDealt
 from events.schema.lobby import EVENTS as LOBBY_EVENTS
 from events.store.base import RecordedEvent
+from events.store.unreadable import Unreadable, UnreadableEvent
 from projections.runner import VersionGap
 
 ReadStream = Callable[[str, int, int], Awaitable[Sequence[RecordedEvent]]]
@@ -71,11 +72,17 @@ class GameFold:
     dealt: int = 0
     """Where in `events` the last `hand.dealt` is when it deals a hand after the first (what
     `let_go` keeps from); 0 when there is nothing before it to let go."""
+    unreadable: bool = False
+    """A row of the game could not be decoded (the store has reported it): from it on, the
+    fold stays as it was before it."""
 
     def add(self, version: int, event: Any) -> None:
         # By exact type (events are never subclassed): this runs for every event of a fold.
         kind = type(event)
         self.version = version
+        if kind is Unreadable or self.unreadable:
+            self.unreadable = True
+            return
         if self.keep:
             self.events.append((version, event))
             if kind is HandDealt:
@@ -226,7 +233,10 @@ class GameFolds:
             return fold
         if self._read_stream is None:
             raise FoldError(f"{stream_id}: versions 1..{through} are not folded and no store")
-        stored = await self._read_stream(stream_id, 1, through)
+        try:
+            stored = await self._read_stream(stream_id, 1, through)
+        except UnreadableEvent:  # (reported by the store) the game is not folded past it
+            return GameFold(play=self._play, keep=self._keep, version=through, unreadable=True)
         if len(stored) != through:  # the feed has moved past versions the stream lacks
             raise VersionGap(self.name, stream_id, len(stored), through + 1)
         self.refolds += 1

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from events.store.base import Checkpoint, RecordedEvent
+from events.store.unreadable import Unreadable
 from projections.base import Delete, Doc, IndexAdd, Projection, Put
 from projections.feed import Feed
 from projections.store import Changes, Outcome, ProjectionStore
@@ -216,6 +217,8 @@ class Runner:
                     continue  # redelivered: applied before
                 raise VersionGap(self.projection.name, stream, applied, version)
             versions[stream] = moved[stream] = version
+            if type(event.data) is Unreadable:
+                continue  # the store has reported it; the stream's next rows are applied
             if wanted is not None and type(event.data) not in wanted:
                 applied_here += 1  # counted and versioned: it writes nothing here
                 continue

@@ -24,6 +24,7 @@ from events.store.contract import EventStore
 from events.store.embedded import EmbeddedStore
 from events.store.factory import open_store
 from events.store.postgres import PostgresStore
+from events.store.unreadable import Unreadable, UnreadableEvent
 from events.stored import StoredRow
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "StoreUnavailable",
     "StoredRow",
     "StreamInfo",
+    "Unreadable",
+    "UnreadableEvent",
     "VerifiedStream",
     "open_store",
 ]

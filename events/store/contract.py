@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any, Self
 from uuid import UUID
 
-from events.codec import GENESIS_HASH, Codec, CodecError
+from events.codec import GENESIS_HASH, Codec, CodecError, NewerEvent
 from events.store.base import (
     MAX_EVENTS_PER_APPEND,
     START,
@@ -32,6 +32,7 @@ from events.store.base import (
     utf8,
     verify_chain,
 )
+from events.store.unreadable import Sightings, Unreadable, UnreadableEvent
 from events.stored import StoredRow
 
 
@@ -43,6 +44,8 @@ class EventStore(abc.ABC):
         self.codec = codec
         self._poll_interval = poll_interval
         self._appended = asyncio.Event()
+        self.unreadable = Sightings()
+        """Reports each row this code cannot decode once (add a listener to count them)."""
 
     @abc.abstractmethod
     async def append(
@@ -66,7 +69,8 @@ class EventStore(abc.ABC):
         before version 1, else a hash read or appended before), the rows are checked to
         continue that chain before anything is decoded: versions without a gap from
         `from_version`, each stored hash that of its stored text. `ChainBroken` names the
-        first bad link. The check reads nothing more: the same rows, the same round trip."""
+        first bad link. The check reads nothing more: the same rows, the same round trip.
+        A row this code cannot decode raises `UnreadableEvent`, naming it."""
         check_stream_id(stream_id)
         if prev_hash is not None and (not isinstance(prev_hash, bytes) or len(prev_hash) != 32):
             raise ValueError("prev_hash must be the 32-byte hash of the previous event")
@@ -82,7 +86,8 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
         """Events after `after` in feed order, never skipping one that commits late; carry
-        on from the last event's `checkpoint`."""
+        on from the last event's `checkpoint`. A row this code cannot decode comes with an
+        `Unreadable` as its data: one stream's fault stops no reader of the feed."""
 
     @abc.abstractmethod
     async def feed_head(self) -> Checkpoint:
@@ -201,9 +206,11 @@ class EventStore(abc.ABC):
             raise InvalidEvent("event ids repeat within one append")
         return prepared
 
-    def _records(self, rows: Sequence[tuple[Any, ...]]) -> list[RecordedEvent]:
+    def _records(self, rows: Sequence[tuple[Any, ...]], feed: bool = False) -> list[RecordedEvent]:
         """Rows of (position, tx id, stream id, version, event id, type, schema version, data,
-        metadata, recorded at, hash) as recorded events; a page is decoded in one go."""
+        metadata, recorded at, hash) as recorded events; a page is decoded in one go. A row
+        that does not decode raises `UnreadableEvent`; in the `feed`, it is given with an
+        `Unreadable` as its data (and no metadata), so that one stream stops no reader."""
         if not rows:
             return []
         columns = list(zip(*rows, strict=True))
@@ -211,8 +218,8 @@ class EventStore(abc.ABC):
             datas = self.codec.decode_many(columns[5], columns[6], columns[7])
             metas = self.codec.decode_many_metadata(columns[8])
         except CodecError:  # find the culprit, and name it
-            datas = [self._decode(r[2], r[3], r[5], r[6], r[7]) for r in rows]
-            metas = [self._decode_metadata(r[2], r[3], r[8]) for r in rows]
+            decoded = [self._decode(row, feed) for row in rows]
+            datas, metas = [d for d, _ in decoded], [m for _, m in decoded]
         event_id, recorded_at = self._event_id, self._recorded_at
         return [
             RecordedEvent(
@@ -241,19 +248,17 @@ class EventStore(abc.ABC):
         """The recorded time as the database returns it, as an aware datetime."""
         return stored  # type: ignore[no-any-return]
 
-    def _decode(
-        self, stream_id: str, version: int, event_type: str, schema_version: int, data: str | bytes
-    ) -> object:
+    def _decode(self, row: tuple[Any, ...], feed: bool) -> tuple[object, dict[str, Any]]:
+        """One row's data and metadata; an undecodable row is reported once, then raised or
+        (in the feed) given as `Unreadable`."""
         try:
-            return self.codec.decode(event_type, schema_version, data)
+            return self.codec.decode(row[5], row[6], row[7]), self.codec.decode_metadata(row[8])
         except CodecError as exc:
-            raise InvalidEvent(f"stream {stream_id} version {version}: {exc}") from None
-
-    def _decode_metadata(self, stream_id: str, version: int, data: str | bytes) -> dict[str, Any]:
-        try:
-            return self.codec.decode_metadata(data)
-        except CodecError as exc:
-            raise InvalidEvent(f"stream {stream_id} version {version}: {exc}") from None
+            unreadable = Unreadable(row[5], row[6], isinstance(exc, NewerEvent), str(exc))
+        self.unreadable.report(row[2], row[3], unreadable)
+        if not feed:
+            raise UnreadableEvent(row[2], row[3], unreadable)
+        return unreadable, {}
 
     async def __aenter__(self) -> Self:
         return self

@@ -261,7 +261,7 @@ class EmbeddedStore(EventStore):
             " ORDER BY global_position LIMIT ?",
             (max(after.tx_id, after.position), limit),
         )
-        return self._records(rows)
+        return self._records(rows, feed=True)
 
     async def feed_head(self) -> Checkpoint:
         rows = await self._run(self._fetch, "SELECT max(global_position) FROM events", ())

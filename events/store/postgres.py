@@ -202,7 +202,7 @@ class PostgresStore(EventStore):
 
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
         rows = await self._fetch(READ_FEED, (str(after.tx_id), after.position, limit))
-        return self._records(rows)
+        return self._records(rows, feed=True)
 
     async def feed_head(self) -> Checkpoint:
         rows = await self._fetch(FEED_HEAD, ())

@@ -42,6 +42,9 @@ SERVICE_CODES: dict[str, str] = {
     "too_many_streams": "this client holds all the event streams one client may; close one first",
     "unavailable": "the event store is unavailable",
     "history_corrupt": "the game's stored history fails verification; an operator must look",
+    "event_from_newer_release": "the stream holds an event a newer release wrote; it is "
+    "served once this instance runs that release",
+    "event_unreadable": "the stream holds an event that cannot be decoded; an operator must look",
     "internal_error": "an unexpected error; it has been logged",
     "projections_unavailable": "the read models are unavailable (Redis, or being rebuilt)",
     "player_not_found": "no game has started with a seat of that name",

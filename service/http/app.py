@@ -19,7 +19,7 @@ from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
-from events.store import EventStore, open_store
+from events.store import EventStore, Unreadable, open_store
 from service.audit.keys import ReceiptKeys
 from service.contract.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.http.bodies import JsonRequest
@@ -162,6 +162,11 @@ def create_app(
         keyring = ReceiptKeys(opened, receipt_key(settings), settings.receipt_retired_keys)
         await keyring.register()
         holder["keyring"] = keyring
+
+        def unreadable(_stream_id: str, _version: int, found: Unreadable) -> None:
+            metrics.count_by("events_unreadable", "kind", found.kind)
+
+        opened.unreadable.listeners.append(unreadable)
         holder["games"] = GameService(
             opened,
             metrics,
@@ -204,6 +209,7 @@ def create_app(
             await watcher.stop()
             await keeper.stop()
             await projections.stop()
+            opened.unreadable.listeners.remove(unreadable)
             if store is None:
                 await opened.close()
             log.info("stopped")

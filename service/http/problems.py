@@ -17,6 +17,7 @@ from events.store import (
     InvalidStreamId,
     StoreError,
     StoreUnavailable,
+    UnreadableEvent,
 )
 from projections.base import InvalidCursor, ProjectionsUnavailable
 from service.contract.problems import ALL_CODES, PROBLEM_JSON, ApiError, FieldError, Problem
@@ -113,6 +114,8 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
 def _store(request: Request[Any, Any, Any], exc: StoreError) -> Response[Problem]:
     if isinstance(exc, ConcurrencyError | EventIdConflict):
         return problem_response(request, 409, "conflict", str(exc))
+    if isinstance(exc, UnreadableEvent):
+        return _unreadable(request, exc)
     if isinstance(exc, InvalidEvent | InvalidStreamId):
         return problem_response(request, 422, "invalid_request", str(exc))
     if isinstance(exc, StoreUnavailable):
@@ -125,6 +128,26 @@ def _store(request: Request[Any, Any, Any], exc: StoreError) -> Response[Problem
             headers={"Retry-After": "1"},
         )
     return _unexpected(request, exc)
+
+
+NEWER_RETRY_AFTER = 30
+"""Seconds a client waits for a stream a newer release wrote: a rolling deploy's pace."""
+
+
+def _unreadable(request: Request[Any, Any, Any], exc: UnreadableEvent) -> Response[Problem]:
+    """A server-side fault of one stream (the store has reported it to the operator)."""
+    found = exc.unreadable
+    at = f"stream {exc.stream_id} version {exc.version} ({found.type} v{found.schema_version})"
+    if found.newer:
+        return problem_response(
+            request,
+            503,
+            "event_from_newer_release",
+            f"{at} was written by a newer release; it is served once this instance runs it",
+            headers={"Retry-After": str(NEWER_RETRY_AFTER)},
+        )
+    detail = f"{at} cannot be decoded; it is not served until an operator has looked at it"
+    return problem_response(request, 500, "event_unreadable", detail)
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:

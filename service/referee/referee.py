@@ -34,7 +34,15 @@ from domain.variants import start
 from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import GameCreated, SeatResigned
-from events.store import START, Checkpoint, EventStore, RecordedEvent, StoreError
+from events.store import (
+    START,
+    Checkpoint,
+    EventStore,
+    RecordedEvent,
+    StoreError,
+    Unreadable,
+    UnreadableEvent,
+)
 from service.contract.problems import ApiError
 from service.ops.background import Background
 from service.ops.logging import log
@@ -187,6 +195,9 @@ class Referee:
             if not event.stream_id.startswith(GAME_PREFIX):
                 continue
             game_id = event.stream_id[len(GAME_PREFIX) :]
+            if type(event.data) is Unreadable:  # the store has reported it: no one plays on
+                self.tables.pop(game_id, None)
+                continue
             table = self.tables.get(game_id)
             if table is None:
                 data = event.data
@@ -210,7 +221,7 @@ class Referee:
     async def _adopt(self, game_id: str, at: datetime) -> None:
         try:
             record = await self.games.load(game_id)
-        except ApiError as refused:  # a history that fails verification is not played
+        except (ApiError, UnreadableEvent) as refused:  # a history it cannot read: not played
             log.error("referee_cannot_load", game_id=game_id, error=str(refused))
             return
         if record.started and not record.finished:
@@ -241,7 +252,7 @@ class Referee:
                 outcome = await self.games.play_for(
                     game_id, seat, reason, table.version, began, now
                 )
-            except (ApiError, RuleViolation) as refused:
+            except (ApiError, RuleViolation, UnreadableEvent) as refused:
                 log.error("referee_cannot_play", game_id=game_id, seat=seat, error=str(refused))
                 outcome = None
             except BaseException:  # the store failed: look again after the pause

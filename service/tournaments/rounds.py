@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from events.store import Checkpoint, EventStore
+from events.store import Checkpoint, EventStore, Unreadable, UnreadableEvent
 from service.contract.problems import ApiError
 from service.ops.background import Background
 from service.ops.logging import log
@@ -60,15 +60,23 @@ class RoundKeeper:
             ended = []
             for item in page:
                 after = item.checkpoint
-                if item.type == "game.ended" and item.stream_id.startswith("game:"):
+                if (
+                    item.type == "game.ended"
+                    and item.stream_id.startswith("game:")
+                    and type(item.data) is not Unreadable
+                ):
                     ended.append(item.stream_id.removeprefix("game:"))
             for game_id in ended:
-                record = await self.tournaments.games.load(game_id)
+                try:
+                    record = await self.tournaments.games.load(game_id)
+                except UnreadableEvent as exc:  # (the store has reported it) not this one's
+                    log.warning("round_not_closed", game_id=game_id, error=str(exc))
+                    continue
                 if record.lobby.tournament:
                     await self._close(record.lobby.tournament)
 
     async def _close(self, tournament_id: str) -> None:
         try:
             await self.tournaments.close_round(tournament_id)
-        except ApiError as exc:  # one tournament's trouble stops no other
+        except (ApiError, UnreadableEvent) as exc:  # one tournament's trouble stops no other
             log.warning("round_not_closed", tournament_id=tournament_id, error=str(exc))

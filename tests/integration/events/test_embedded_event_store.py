@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from events.store import ChainBroken, ConcurrencyError, EmbeddedStore, InvalidEvent, open_store
+from events.store import (
+    ChainBroken,
+    ConcurrencyError,
+    EmbeddedStore,
+    Unreadable,
+    UnreadableEvent,
+    open_store,
+)
 from events.store.embedded import FILE_NAME
 from tests.support.event_samples import a_game, dealt, new, stream
 
@@ -77,5 +84,9 @@ async def test_an_unreadable_stored_event_is_named(tmp_path: Path) -> None:
             (sid,),
         )
     async with await EmbeddedStore.open(tmp_path) as store:
-        with pytest.raises(InvalidEvent, match=f"stream {sid} version 2"):
+        with pytest.raises(UnreadableEvent, match=f"stream {sid} version 2") as raised:
             await store.read_stream(sid)
+        assert (raised.value.stream_id, raised.value.version) == (sid, 2)
+        assert raised.value.unreadable.newer is False
+        fed = await store.read_feed()  # the feed gives the row, and every other one
+        assert [type(e.data) is Unreadable for e in fed] == [e.version == 2 for e in fed]

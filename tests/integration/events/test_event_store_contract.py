@@ -21,6 +21,8 @@ from events.store import (
     InvalidStreamId,
     NewEvent,
     StreamInfo,
+    Unreadable,
+    UnreadableEvent,
 )
 from tests.integration.events.conftest import (
     JUNK_HASH,
@@ -504,5 +506,16 @@ async def test_an_old_shape_is_read_in_the_new_one(make_store: MakeStore) -> Non
     fed = await read_feed_until(new_code, head, {sid}, count=2)
     assert [e.data for e in fed] == [e.data for e in read]
     assert (await new_code.verify_stream(sid)).version == 2
-    with pytest.raises(InvalidEvent, match="newer than this code"):
+    with pytest.raises(UnreadableEvent, match="newer release") as raised:
         await old_code.read_stream(sid)
+    assert raised.value.unreadable.newer
+    assert raised.value.version == 2
+    old_fed = await read_feed_until(old_code, head, {sid}, count=2)
+    assert old_fed[0].data == ScoreRecordedV1(seat=2, points=7)
+    unreadable = old_fed[1].data
+    assert isinstance(unreadable, Unreadable)
+    assert (unreadable.type, unreadable.schema_version, unreadable.kind) == (
+        "test.score.recorded",
+        2,
+        "newer",
+    )

@@ -17,6 +17,7 @@ from events.codec import (
     MAX_METADATA_BYTES,
     Codec,
     CodecError,
+    NewerEvent,
     UpcasterRegistry,
     canonical_bytes,
     chain_hash,
@@ -130,6 +131,20 @@ def test_old_shapes_are_upcast_to_the_current_one(version: int, stored: bytes) -
 def test_a_version_newer_than_the_code_is_refused() -> None:
     with pytest.raises(CodecError, match="newer"):
         versioned_codec().decode("test.scored", 4, b'{"type":"test.scored"}')
+
+
+def test_a_type_or_version_this_code_does_not_know_is_told_apart_from_garbage() -> None:
+    """A newer release's row (unknown type, or a schema version past the newest known) is
+    `NewerEvent`; a known type and version whose data does not decode is not."""
+    codec = versioned_codec()
+    with pytest.raises(NewerEvent, match=r"game\.paused v1 is newer"):
+        codec.decode("game.paused", 1, b'{"type":"game.paused"}')
+    with pytest.raises(NewerEvent, match=r"test\.scored v4 is newer"):
+        codec.decode("test.scored", 4, b'{"type":"test.scored","seat":2,"score":7,"bonus":0}')
+    for version, data in ((3, b'{"type":"test.scored","seat":"x"}'), (0, b"{}"), (3, b"[")):
+        with pytest.raises(CodecError) as garbage:
+            codec.decode("test.scored", version, data)
+        assert not isinstance(garbage.value, NewerEvent)
 
 
 def test_stored_data_of_another_type_is_refused() -> None:
