@@ -29,6 +29,7 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import structlog
 
@@ -52,7 +53,7 @@ Bounded so the lag it adds stays well inside the 100 ms target (docs/BENCHMARKS.
 RETRY_MAX = 5.0
 log = structlog.get_logger("fairway.projections")
 
-Reason = str
+Reason = Literal["missing", "version", "another_store", "feed_went_back", "requested"]
 """Why a generation was built (the `reason` of `fairway_projection_rebuilds_total`):
 `missing` (none live: the first start, a flushed Redis), `version` (the code's changed),
 `another_store` (the feed is another event store's), `feed_went_back` (the feed's head is

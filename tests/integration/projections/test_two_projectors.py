@@ -14,18 +14,23 @@ import asyncio
 import contextlib
 import random
 import secrets
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
 from events.migrate import migrate
-from events.store import START, PostgresStore
-from projections.catalog import PROJECTIONS, fresh
+from events.schema.common import GameEnded
+from events.schema.lobby import SeatClaimed
+from events.store import START, Checkpoint, NewEvent, PostgresStore
+from projections.catalog import fresh
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
-from projections.store import ProjectionStore
+from projections.runner import Runner
+from tests.integration.events.conftest import settled_checkpoint
 from tests.support.played_games import append_interleaved, game_streams
+from tests.support.projected import built_to, caught_up, differences, dumps
 from tests.support.redis_keys import REDIS_DB, forget, on_db
 from tests.support.services import throwaway_database
 from tests.support.tournament_history import append_history, tournament_history
@@ -34,20 +39,27 @@ pytestmark = pytest.mark.integration
 
 GAMES = 40
 WAVE = 4
+PIPES = 2
 
 
-class Pausing:
-    """A feed whose reads now and then take a while to arrive (a busy process, a slow
-    network): the batch read is then older than the feed, and the other projector may
-    commit past it meanwhile."""
+class Late:
+    """A feed whose pages now and then arrive late (a busy process, a slow network), so the
+    other projector, reading later, may commit past the page meanwhile. `hold`, when given,
+    holds every page until it is set."""
 
-    def __init__(self, feed: PostgresStore, seed: int) -> None:
+    def __init__(self, feed: PostgresStore, seed: int, hold: asyncio.Event | None = None) -> None:
         self.feed = feed
         self.rng = random.Random(seed)
+        self.hold = hold
+        self.held = 0
+        """Pages held so far."""
 
-    async def read_feed(self, after: Any = START, limit: int = 1000) -> Any:
+    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> Any:
         page = await self.feed.read_feed(after, limit)
-        if self.rng.random() < 0.4:
+        if self.hold is not None:
+            self.held += 1
+            await self.hold.wait()
+        elif self.rng.random() < 0.4:
             await asyncio.sleep(self.rng.uniform(0.02, 0.15))
         return page
 
@@ -82,55 +94,18 @@ async def play_everything(store: PostgresStore, seed: int) -> None:
     tournaments = [tournament_history(seed * 10 + i, finish=rng.random() < 0.5) for i in range(3)]
 
     async def waves(first: int) -> None:
-        for at in range(first, len(games), 2 * WAVE):
-            await append_interleaved(store, games[at : at + WAVE], seed + at, most=3)
+        for at in range(first, len(games), PIPES * WAVE):
+            await append_interleaved(store, games[at : at + WAVE], seed + at, 12, 1)
 
     async def tournament(history: Any) -> None:
         versions: dict[str, int] = {}
         for at in range(0, len(history), 9):
             await append_history(store, history[at : at + 9], versions)
 
-    await asyncio.gather(waves(0), waves(WAVE), *(tournament(history) for history in tournaments))
-
-
-async def caught_up(pstore: ProjectionStore, feed: PostgresStore) -> None:
-    """Until every projection's live generation has applied the whole feed."""
-    head = await feed.feed_head()
-    while True:
-        behind = []
-        for projection in PROJECTIONS:
-            number = await pstore.alias(projection.name)
-            meta = None if number is None else await pstore.generation(projection.name, number)
-            if meta is None or meta.checkpoint < head:
-                behind.append(projection.name)
-        if not behind:
-            return
-        await asyncio.sleep(0.05)
-
-
-async def dumps(pstore: ProjectionStore) -> dict[str, dict[str, object]]:
-    out = {}
-    for projection in PROJECTIONS:
-        number = await pstore.alias(projection.name)
-        assert number is not None, projection.name
-        out[projection.name] = dict(await pstore.dump(projection.name, number))
-    return out
-
-
-def differences(found: dict[str, object], expected: dict[str, object]) -> list[object]:
-    """The keys whose values differ, each with what differs (for an index: the entries
-    only one side holds)."""
-    out: list[object] = []
-    for key in sorted(found.keys() | expected.keys()):
-        mine, theirs = found.get(key), expected.get(key)
-        if mine == theirs:
-            continue
-        if isinstance(mine, list) and isinstance(theirs, list):
-            ours, zero = {tuple(e) for e in mine}, {tuple(e) for e in theirs}
-            out.append((key, sorted(ours - zero)[:3], sorted(zero - ours)[:3]))
-        else:
-            out.append((key, mine, theirs))
-    return out[:5]
+    await asyncio.gather(
+        *(waves(pipe * WAVE) for pipe in range(PIPES)),
+        *(tournament(history) for history in tournaments),
+    )
 
 
 async def test_two_projectors_at_once_leave_what_a_rebuild_from_zero_builds(
@@ -140,13 +115,14 @@ async def test_two_projectors_at_once_leave_what_a_rebuild_from_zero_builds(
     shared, rebuilt = f"two{secrets.token_hex(4)}", f"zero{secrets.token_hex(4)}"
     prefixes += [shared, rebuilt]
     feeds = [await PostgresStore.open(own_database, poll_interval=0.05) for _ in range(3)]
-    stores = [RedisProjectionStore.from_url(url, p) for p in (shared, shared, rebuilt)]
+    stores = [RedisProjectionStore.from_url(url, p, timeout=10) for p in (shared, shared, rebuilt)]
     try:
-        one = Projector(fresh(), stores[0], Pausing(feeds[0], 5), poll=0.05, grace=0)
-        other = Projector(fresh(), stores[1], Pausing(feeds[1], 6), poll=0.05, grace=0)
+        one = Projector(fresh(), stores[0], Late(feeds[0], 5), poll=0.05, grace=0)
+        other = Projector(fresh(), stores[1], Late(feeds[1], 6), poll=0.05, grace=0)
         running = [asyncio.create_task(p.run()) for p in (one, other)]
         await play_everything(feeds[2], seed=71)
-        await asyncio.wait_for(caught_up(stores[0], feeds[2]), 120)
+        mark = await settled_checkpoint(feeds[2])  # every append visible through it
+        await asyncio.wait_for(caught_up(stores[0], mark), 300)
         for task in running:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -154,9 +130,7 @@ async def test_two_projectors_at_once_leave_what_a_rebuild_from_zero_builds(
         both = await dumps(stores[0])
         assert all(both.values())
 
-        zero = Projector(fresh(), stores[2], feeds[2], grace=0)
-        for projection in zero.projections:
-            await zero.ensure(projection)
+        await built_to(Projector(fresh(), stores[2], feeds[2], grace=0), mark)
         from_zero = await dumps(stores[2])
         for name, docs in from_zero.items():
             assert differences(both[name], docs) == [], name
@@ -165,3 +139,63 @@ async def test_two_projectors_at_once_leave_what_a_rebuild_from_zero_builds(
             await each.close()
         for feed in feeds:
             await feed.close()
+
+
+async def test_what_the_other_projector_committed_is_read_from_the_documents(
+    own_database: str, redis14: tuple[str, list[str]]
+) -> None:
+    """The same, step by step, for every projection. Given projector A holding its page of
+    a game's first events while projector B commits past them (the other seats claimed, the
+    game played), when A carries on from B's checkpoint and commits the game's end, then
+    every read model is what a rebuild from zero makes: A never read the events B applied,
+    and needed nothing of them but the documents."""
+    url, prefixes = redis14
+    shared, rebuilt = f"step{secrets.token_hex(4)}", f"zero{secrets.token_hex(4)}"
+    prefixes += [shared, rebuilt]
+    stream, events = next(
+        (s, e)
+        for s, e in game_streams(30, seed=5)
+        if isinstance(e[-1], GameEnded) and sum(isinstance(x, SeatClaimed) for x in e) >= 2
+    )
+    hold = asyncio.Event()
+    async with await PostgresStore.open(own_database) as feed:
+        stores = [RedisProjectionStore.from_url(url, p, timeout=10) for p in (shared, shared)]
+        try:
+            a_side, b_side = fresh(), fresh()
+            numbers = []
+            for projection in a_side:
+                number = (await stores[0].begin(projection.name, projection.version)).number
+                assert await stores[0].switch(projection.name, number, None)
+                numbers.append(number)
+            late = Late(feed, 0, hold)
+            a = [Runner(p, stores[0], late) for p in a_side]
+            b = [Runner(p, stores[1], feed) for p in b_side]
+
+            await feed.append(stream, 0, [NewEvent(uuid.uuid4(), e) for e in events[:2]])
+            await settled_checkpoint(feed)
+            held = [asyncio.create_task(r.step(n)) for r, n in zip(a, numbers, strict=True)]
+            while late.held < len(a):  # each holds the page it read
+                await asyncio.sleep(0.01)
+            await feed.append(stream, 2, [NewEvent(uuid.uuid4(), e) for e in events[2:-1]])
+            await settled_checkpoint(feed)
+            for runner, number in zip(b, numbers, strict=True):
+                while await runner.step(number):
+                    pass
+            hold.set()
+            await asyncio.gather(*held)
+            await feed.append(stream, len(events) - 1, [NewEvent(uuid.uuid4(), events[-1])])
+            mark = await settled_checkpoint(feed)
+            for runner, number in zip(a, numbers, strict=True):
+                while await runner.step(number):
+                    pass
+            assert sum(r.applied for r in a) > 0  # A committed the game's end
+
+            zero = RedisProjectionStore.from_url(url, rebuilt, timeout=10)
+            stores.append(zero)
+            await built_to(Projector(fresh(), zero, feed, grace=0), mark)
+            steps, from_zero = await dumps(stores[0]), await dumps(zero)
+            for name, docs in from_zero.items():
+                assert differences(steps[name], docs) == [], name
+        finally:
+            for each in stores:
+                await each.close()
