@@ -3,8 +3,8 @@
     python benchmarks/readmodels_bench.py [--games 60] [--seed 1]
 
 Plays games of every variant with bots (their default options: whole games), interleaves
-them into one feed, and times each projection over it as the runner applies it (prepare_keys,
-prepare, keys, apply, the batch's net writes, their JSON), without a store and without reading a
+them into one feed, and times each projection over it as the runner applies it (prepare,
+keys, apply, the batch's net writes, their JSON), without a store and without reading a
 feed: the projections' own cost. Beside it, the bare decider fold of the same events in the
 same run, so the ratio says what each read model costs against folding the game once.
 benchmarks/readmodels_rebuild.py measures the whole rebuild (event store, runner, Redis).
@@ -94,8 +94,8 @@ def timed(label: str, n: int, run: Any, base: float | None, repeat: int = 3) -> 
 
 
 def through_runner(make: Any, events: list[RecordedEvent]) -> Any:
-    """The projection as the runner applies it (prepare_keys, prepare, keys, apply, the batch's net
-    writes), a batch of 1,000 at a time, without a store."""
+    """The projection as the runner applies it (prepare, keys, apply, the batch's net writes),
+    a batch of 1,000 at a time, without a store."""
 
     def run() -> None:
         projection = make()
@@ -106,10 +106,9 @@ def through_runner(make: Any, events: list[RecordedEvent]) -> Any:
         async def go() -> None:
             for start_at in range(0, len(events), 1000):
                 batch = events[start_at : start_at + 1000]
-                for hook in ("prepare_keys", "prepare"):
-                    prepare = getattr(projection, hook, None)
-                    if prepare is not None:
-                        await prepare(batch)
+                prepare = getattr(projection, "prepare", None)
+                if prepare is not None:
+                    await prepare(batch)
                 changes, _ = runner.fold(batch, docs, versions)
                 encode(changes.docs)  # what a store sends: the docs as JSON
 

@@ -1,10 +1,13 @@
 """The projection contract: what a read model is, as pure code.
 
 A projection turns feed events into writes on its own documents, counters and indexes. It
-performs no I/O: the runner (`projections.runner`) reads the feed, fetches the documents
-`keys` names for a whole batch in one round trip, overlays the batch's own writes, calls
-`apply`, and hands the writes to a store that applies them and moves the checkpoint in one
-atomic step. The same projection code serves Redis and the in-memory store.
+performs no I/O and keeps nothing beside its documents: what it writes is a function of the
+event and the docs it reads, so any process may apply any batch (two projectors share a
+generation, and each sees only the batches it commits). The runner (`projections.runner`)
+reads the feed, fetches the documents `keys` names for a whole batch in one round trip,
+overlays the batch's own writes, calls `apply`, and hands the writes to a store that applies
+them and moves the checkpoint in one atomic step. The same projection code serves Redis and
+the in-memory store.
 
 Keys are relative to the projection's key space; the store places them under one hash tag
 per projection generation (e.g. `{fw:lobby:g7}:game:abc`), so Redis Cluster keeps a
@@ -89,6 +92,10 @@ class Projection(Protocol):
     # then neither asks `keys` nor calls `apply` for any other event (it still counts it and
     # checks its version): for a projection that reads few of the feed's events, the calls
     # were most of its cost.
+    #
+    # Optional: `more_keys(event, docs) -> Sequence[str]`, asked for an event whose `keys`
+    # named any, with those docs: the further docs `apply` reads, which only the docs can
+    # name (the players a game's document seats). `apply` then sees both.
 
 
 # ---- reading --------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 Each projection keeps its own checkpoint, but they move in step (they follow one feed, and
 rebuild together after a flush), so several runners often ask for the very same page at the
 same moment. `SharedFeed` hands them one read, decoded once: a read still in flight, or a
-full page read a moment ago. A short page (the feed's end) is not kept: it may have grown.
+full page read a moment ago. A short page (the feed's end) is not kept: it may have grown; a
+full one cannot change (the feed never gains an event before one it has shown), unless the
+store itself is replaced, when the projector has it `forget` them.
 Runners caught up at the same checkpoint likewise share one wait for the next append (each
 wait reads the store to look, so four runners waiting apart would look four times), and the
 linger after it, so they wake together and share the read that follows.
@@ -39,6 +41,11 @@ class Feed(Protocol):
     ) -> list[RecordedEvent]:
         """One stream's events: what a projection that folds the domain reads to refold a
         game it has not seen from its start (projections/folds.py)."""
+        ...
+
+    async def installation(self) -> str:
+        """The event store's id (`EventStore.installation`): a generation names the store
+        it was built from, and is rebuilt when the feed is another's."""
         ...
 
 
@@ -88,6 +95,14 @@ class SharedFeed:
 
     async def feed_head(self) -> Checkpoint:
         return await self.feed.feed_head()
+
+    async def installation(self) -> str:
+        return await self.feed.installation()
+
+    def forget(self) -> None:
+        """Drop the pages kept: the feed is another store's, or went back, so a page read
+        after a checkpoint may read otherwise now."""
+        self._pages.clear()
 
     async def read_stream(
         self,

@@ -56,6 +56,7 @@ class MemoryProjectionStore(ProjectionStore):
         self._spaces: dict[tuple[str, int], _Space] = {}
         self._aliases: dict[str, int] = {}
         self._counters: dict[str, int] = {}
+        self._rebuilds: dict[str, dict[str, int]] = {}
         self.closed = False
 
     def _check(self) -> None:
@@ -68,11 +69,11 @@ class MemoryProjectionStore(ProjectionStore):
         self._check()
         return self._aliases.get(name)
 
-    async def begin(self, name: str, version: int) -> Generation:
+    async def begin(self, name: str, version: int, source: str = "") -> Generation:
         self._check()
         number = max(self._counters.get(name, 0), self._aliases.get(name, 0)) + 1
         self._counters[name] = number
-        meta = Generation(name, number, version)
+        meta = Generation(name, number, version, source=source)
         self._spaces[(name, number)] = _Space(meta)
         return meta
 
@@ -111,6 +112,7 @@ class MemoryProjectionStore(ProjectionStore):
         self._spaces.clear()
         self._aliases.clear()
         self._counters.clear()
+        self._rebuilds.clear()
 
     # ---- batches ----------------------------------------------------------------------------
 
@@ -220,6 +222,15 @@ class MemoryProjectionStore(ProjectionStore):
         )
         out["streams"] = dict(space.versions)
         return out
+
+    async def count_rebuild(self, name: str, reason: str) -> None:
+        self._check()
+        counts = self._rebuilds.setdefault(name, {})
+        counts[reason] = counts.get(reason, 0) + 1
+
+    async def rebuilds(self, name: str) -> dict[str, int]:
+        self._check()
+        return dict(self._rebuilds.get(name, {}))
 
     async def close(self) -> None:
         self.closed = True

@@ -1,15 +1,25 @@
 """The projector: keeps every projection's live generation current, and rebuilds.
 
 For each projection it makes sure the alias names a usable generation (building one from
-position zero when there is none: first start, or a flushed Redis; or when the stored one
-was built by another code `version`), then follows the feed, waking on the store's
-notification and polling as a fallback. A rebuild fills a new generation while readers keep
-the old one, switches the alias (compare-and-set: of two projectors racing, one wins and the
-other drops its copy), waits out the readers' alias cache and drops the old generation.
+position zero when there is none: first start, or a flushed Redis; when the stored one was
+built by another code `version`; or when it was built from another event store than the one
+the feed now is, or the feed went back behind it), then follows the feed, waking on the
+store's notification and polling as a fallback, and looking again at the poll's pace. A
+rebuild fills a new generation while readers keep the old one, switches the alias
+(compare-and-set: of two projectors racing, one wins and the other drops its copy), waits
+out the readers' alias cache and drops the old generation.
+
+The feed going back: a generation names the event store it is built from (the store's
+installation id, `EventStore.installation`). A feed that is another store's (the database
+dropped and created again under a running Redis), or whose head stands behind the
+generation's checkpoint (a restore to an earlier point), would leave the projection waiting
+for ever past events the store will never hold: it is rebuilt from zero instead, logged
+(`projection_feed_changed`) and counted (`fairway_projection_rebuilds_total` by reason).
 
 Failures: an unreachable store (Redis or the event store) is retried with back-off, and the
 projections catch up when it returns; a version gap stops that projection (state `failed`,
-logged, shown in status and metrics) until an operator rebuilds it.
+logged, shown in status and metrics) until an operator rebuilds it (or the feed is found to
+have changed), and the projector then follows the new generation.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import structlog
 
@@ -27,7 +38,7 @@ from projections.base import Projection, ProjectionsUnavailable
 from projections.feed import Feed, SharedFeed
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
-from projections.store import ProjectionStore
+from projections.store import Generation, ProjectionStore
 
 POLL = 0.5
 """Seconds between polls when no notification comes (another process appending to the
@@ -41,6 +52,12 @@ one), the linger grows by half up to this; a wake-up for a lone event drops it t
 Bounded so the lag it adds stays well inside the 100 ms target (docs/BENCHMARKS.md)."""
 RETRY_MAX = 5.0
 log = structlog.get_logger("fairway.projections")
+
+Reason = Literal["missing", "version", "another_store", "feed_went_back", "requested"]
+"""Why a generation was built (the `reason` of `fairway_projection_rebuilds_total`):
+`missing` (none live: the first start, a flushed Redis), `version` (the code's changed),
+`another_store` (the feed is another event store's), `feed_went_back` (the feed's head is
+behind the checkpoint), `requested` (`fairway projector --rebuild`)."""
 
 
 class NewerVersion(Exception):
@@ -87,11 +104,12 @@ class Projector:
 
     # ---- building ---------------------------------------------------------------------------
 
-    async def build(self, projection: Projection, replacing: int | None) -> int:
+    async def build(self, projection: Projection, replacing: int | None, reason: Reason) -> int:
         """Build a new generation from position zero to the feed's end, switch the alias to
         it (if it still names `replacing`), drop the one it replaced; the live generation."""
         name = projection.name
-        fresh = await self.store.begin(name, projection.version)
+        source = await self.feed.installation()  # before the first read: what it is built from
+        fresh = await self.store.begin(name, projection.version, source)
         self._note(name, "rebuilding", replacing, generation_building=fresh.number)
         runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         try:
@@ -107,7 +125,8 @@ class Projector:
             if live is None:
                 raise GenerationGone(name)
             return live
-        self._emit("projection_built", projection=name, generation=fresh.number)
+        await self.store.count_rebuild(name, reason)
+        self._emit("projection_built", projection=name, generation=fresh.number, reason=reason)
         await asyncio.sleep(self.grace if replacing is not None else 0)  # readers' alias cache
         for older in await self.store.generations(name):
             # The one replaced, and any left by a build that was killed or lost the race (a
@@ -122,24 +141,59 @@ class Projector:
         while True:
             current = await self.store.alias(name)
             try:
-                return await self.build(projection, current)
+                return await self.build(projection, current, "requested")
             except GenerationGone:
                 continue
 
     async def ensure(self, projection: Projection) -> int:
         """The live generation of `projection`, built first if it is missing, has lost its
-        meta record (a flush), or was built by another code version."""
-        number = await self.store.alias(projection.name)
+        meta record (a flush), was built by another code version, or from another feed than
+        this one (`feed_changed`)."""
+        name = projection.name
+        number = await self.store.alias(name)
         if number is None:
-            return await self.build(projection, None)
-        meta = await self.store.generation(projection.name, number)
+            return await self.build(projection, None, "missing")
+        meta = await self.store.generation(name, number)
         if meta is not None and meta.version > projection.version:
             # Built by newer code (a rolling deploy): leave it to the new projectors rather
             # than switch readers back to this code's meaning.
-            raise NewerVersion(projection.name, meta.version, projection.version)
-        if meta is None or meta.version != projection.version:
-            return await self.build(projection, number)
-        return number
+            raise NewerVersion(name, meta.version, projection.version)
+        if meta is None:
+            return await self.build(projection, number, "missing")
+        if meta.version != projection.version:
+            return await self.build(projection, number, "version")
+        changed = await self.feed_changed(meta)
+        if changed is None:
+            return number
+        reason, detail = changed
+        self.feed.forget()  # pages read from what the feed was
+        self._emit(
+            "projection_feed_changed",
+            level="warning",
+            projection=name,
+            generation=number,
+            reason=reason,
+            detail=detail,
+        )
+        return await self.build(projection, number, reason)
+
+    async def feed_changed(self, meta: Generation) -> tuple[Reason, str] | None:
+        """Why the feed is not the one `meta`'s generation was built from and has followed,
+        with the particulars; None when it is. Read after the generation's checkpoint, the
+        head of the same feed is never behind it (the feed only grows)."""
+        source = await self.feed.installation()
+        if meta.source != source:
+            built = meta.source or "a store it does not name (built by an older release)"
+            return "another_store", f"built from store {built}; the feed is store {source}"
+        head = await self.feed.feed_head()
+        if head < meta.checkpoint:
+            at = meta.checkpoint
+            return (
+                "feed_went_back",
+                f"the feed ends at ({head.tx_id}, {head.position}), before the generation's"
+                f" checkpoint ({at.tx_id}, {at.position})",
+            )
+        return None
 
     # ---- following --------------------------------------------------------------------------
 
@@ -148,7 +202,7 @@ class Projector:
         await asyncio.gather(*(self.follow(p) for p in self.projections))
 
     async def follow(self, projection: Projection) -> None:
-        """Keep `projection` current; returns only when a version gap stops it."""
+        """Keep `projection` current, until cancelled."""
         name = projection.name
         delay = 0.1
         while True:
@@ -161,7 +215,8 @@ class Projector:
                 if number is not None:
                     with contextlib.suppress(ProjectionsUnavailable):
                         await self.store.mark(name, number, "failed", str(gap))
-                return
+                await self._stopped(name, number)
+                continue
             except GenerationGone:
                 continue  # flushed or replaced while building: look again
             except NewerVersion as newer:
@@ -176,6 +231,21 @@ class Projector:
                 delay = min(delay * 2, RETRY_MAX)
                 continue
             delay = 0.1
+
+    async def _stopped(self, name: str, number: int | None) -> None:
+        """Returns once a projection stopped by a gap in generation `number` may go on: an
+        operator rebuilt it (the alias moved), or the feed is not the one it was built
+        from (then it is rebuilt by itself)."""
+        while True:
+            await asyncio.sleep(self.poll)
+            try:
+                if await self.store.alias(name) != number:
+                    return
+                meta = None if number is None else await self.store.generation(name, number)
+                if meta is not None and await self.feed_changed(meta) is not None:
+                    return
+            except (ProjectionsUnavailable, StoreUnavailable):
+                continue
 
     async def _follow(self, projection: Projection) -> None:
         """Apply the feed to the live generation until it is gone or the alias moves."""
@@ -206,6 +276,9 @@ class Projector:
                 checked = time.monotonic()
                 if await self.store.alias(name) != number:
                     return  # rebuilt elsewhere, or flushed: ensure again
+                meta = await self.store.generation(name, number)
+                if meta is None or await self.feed_changed(meta) is not None:
+                    return  # flushed, or the feed went back or is another's: ensure again
 
     def _next_linger(self, linger: float, read: int) -> float:
         """The linger after a wake-up whose read found `read` events: longer while events

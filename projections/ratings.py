@@ -2,49 +2,49 @@
 Plackett-Luce model (Weng and Lin's Bayesian approximation for multiplayer rankings,
 docs/TOURNAMENTS.md, "Ratings").
 
-One update per `game.ended`, in feed order: each seat's name is a player, ranked by the
+One update per finished game, in feed order: each seat's name is a player, ranked by the
 final totals (lower is better for the Golf family, higher for Basketball:
 `domain.variants.high_wins`), equal totals sharing a place. A name holding several seats
 of one game is rated once, at its best seat; a game with fewer than two names is not rated.
 Every number is stored rounded to 6 decimals and the next update starts from the stored
 numbers, so a rebuild from zero gives the same ratings to the last digit.
 
+A game is rated at its `game.ended`, except a duplicate round's (its `game.created` names
+`peers`): every table of its round is dealt the same cards, so its players' new ratings
+would tell the tables still playing who did well on the deals to come. It is rated when the
+tournament's `round.closed` lists it, the round's games in table order (as the players read
+model counts it, projections/players.py).
+
 The keys:
+- `game:<game_id>`: a game not rated yet, as the rating needs it: its variant, the name in
+  each seat, `held` for a duplicate round's, and once a held game has ended its `totals`.
+  Written at the game's lobby events, deleted once the game is rated.
 - `rating:<name>`: mu, sigma, ordinal (mu - 3 sigma: the displayed rating) and games rated.
 - `leaderboard` (index): every rated name, scored by minus its ordinal, so the index's
   ascending (score, member) order is the leaderboard's: best rating first, then by name.
 
-`game.ended` says the totals but not the names, and `keys` must name the ratings it reads
-from the event alone. So `prepare_keys` (awaited before `keys`, projections/runner.py) learns each
-ending game's variant and seat names: from the lobby events of the same batch or earlier
-ones seen by this process, or else from the game's stream in the event store.
+`game.ended` says the totals but not the names: the game's document does, so the ratings it
+updates are named by `more_keys` (projections/runner.py) from that document.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from openskill.models import PlackettLuce
 
 from domain.variants import high_wins
 from events.schema.common import GameEnded, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.schema.tournament import RoundClosed
 from events.store.base import RecordedEvent
-from projections.base import Doc, IndexAdd, Put, Write
-from projections.feed import Feed
-from projections.folds import FoldError, game_id
+from projections.base import Delete, Doc, IndexAdd, Put, Write
+from projections.folds import GAME_PREFIX, game_id
 
 LEADERBOARD = "leaderboard"
 DIGITS = 6
-TRACKED = 50_000
-_LOBBY_TYPES = frozenset((GameCreated, SeatClaimed, SeatReleased, GameStarted))
-"""The events that tell a game's variant and seat names (exact types: every event of the
-feed is tested, and a set lookup is cheaper than `isinstance` against a union)."""
-"""Games whose lobby this process remembers (the oldest forgotten first: read again)."""
-PAGE = 64
-"""Events read at a time when a game's names come from the event store."""
+_GAME_TYPES = frozenset((GameCreated, SeatClaimed, SeatReleased, GameStarted, GameEnded))
+"""The game events read (exact types: events are never subclassed)."""
 
 MODEL = PlackettLuce()
 """The package's defaults: mu 25, sigma 25/3, beta 25/6, kappa 0.0001, tau 25/300."""
@@ -54,79 +54,79 @@ def rating_key(name: str) -> str:
     return f"rating:{name}"
 
 
-@dataclass(slots=True, eq=False)
-class _Lobby:
-    variant: str
-    names: list[str | None] = field(default_factory=list)
-
-
-def _lobby(lobby: _Lobby | None, data: object) -> _Lobby | None:
-    """`lobby` after one of the game's events (a new one at `game.created`)."""
-    if isinstance(data, GameCreated):
-        return _Lobby(data.variant, [None] * data.seats)
-    if lobby is None:
-        return None
-    if isinstance(data, SeatClaimed | SeatReleased):
-        if 0 <= data.seat < len(lobby.names):
-            lobby.names[data.seat] = data.name if isinstance(data, SeatClaimed) else None
-    elif isinstance(data, GameStarted):
-        lobby.variant = data.variant
-    return lobby
+def game_key(game: str) -> str:
+    return f"game:{game}"
 
 
 class Ratings:
     name = "ratings"
-    version = 1
-    types = frozenset((GameEnded,))
-
-    def __init__(self) -> None:
-        self._lobbies: OrderedDict[str, _Lobby] = OrderedDict()
-        self._ending: dict[tuple[str, int], tuple[str, tuple[str | None, ...]]] = {}
-        """(stream, version) of each `game.ended` of the batch prepared -> variant, names."""
-        self.lookups = 0
-        """Games whose names were read from the event store (their lobby not seen here)."""
-
-    async def prepare_keys(self, batch: Sequence[RecordedEvent], feed: Feed | None = None) -> None:
-        self._ending = {}
-        for event in batch:
-            data = event.data
-            kind = type(data)
-            if kind is not GameEnded and kind not in _LOBBY_TYPES:
-                continue  # most events: play
-            game = game_id(event)
-            if game is None:
-                continue
-            if kind is GameEnded:
-                lobby = self._lobbies.pop(game, None)
-                if lobby is None:
-                    self.lookups += 1
-                    lobby = await _read_lobby(event, feed)
-                self._ending[(event.stream_id, event.version)] = (
-                    lobby.variant,
-                    tuple(lobby.names),
-                )
-            else:
-                lobby = _lobby(self._lobbies.get(game), data)
-                if lobby is not None:
-                    self._lobbies[game] = lobby
-                    self._lobbies.move_to_end(game)
-                    while len(self._lobbies) > TRACKED:
-                        self._lobbies.popitem(last=False)
+    version = 2
+    """2: the game's names kept in its document (no longer in the projector's memory); a
+    duplicate round's game rated at its round's close."""
+    types = _GAME_TYPES | {RoundClosed}
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
-        if type(event.data) is not GameEnded:
+        kind = type(event.data)
+        if kind is RoundClosed:
+            return tuple(game_key(result.game_id) for result in event.data.results)
+        stream = event.stream_id  # `game:<game_id>`, which is `game_key(game_id)`
+        return (stream,) if kind in _GAME_TYPES and stream.startswith(GAME_PREFIX) else ()
+
+    def more_keys(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[str]:
+        """The ratings of the players of each game this event rates."""
+        data = event.data
+        if isinstance(data, GameEnded):
+            doc = docs.get(event.stream_id)
+            games = [doc] if doc is not None and not doc.get("held") else []
+        elif isinstance(data, RoundClosed):
+            games = [d for d in docs.values() if d is not None and "totals" in d]
+        else:
             return ()
-        ending = self._ending.get((event.stream_id, event.version))
-        if ending is None:
-            raise FoldError(f"{event.stream_id} v{event.version} was not prepared")
-        return [rating_key(name) for name in dict.fromkeys(n for n in ending[1] if n)]
+        return [rating_key(n) for n in dict.fromkeys(n for d in games for n in d["names"] if n)]
 
     def apply(self, event: RecordedEvent, docs: Mapping[str, Doc | None]) -> Sequence[Write]:
         data = event.data
-        if type(data) is not GameEnded:
+        if isinstance(data, RoundClosed):
+            return _round_closed(data, docs)
+        game = game_id(event)
+        if game is None:
             return ()
-        variant, names = self._ending[(event.stream_id, event.version)]
-        return rate(variant, names, data.totals, docs)
+        key = game_key(game)
+        if isinstance(data, GameCreated):
+            fresh: Doc = {"variant": data.variant, "names": [None] * data.seats}
+            if data.peers:
+                fresh["held"] = True
+            return (Put(key, fresh),)
+        doc = docs.get(key)
+        if doc is None:
+            return ()  # rated already, or a stream that did not begin with game.created
+        if isinstance(data, SeatClaimed | SeatReleased):
+            names = list(doc["names"])
+            if 0 <= data.seat < len(names):
+                names[data.seat] = data.name if isinstance(data, SeatClaimed) else None
+            return (Put(key, doc | {"names": names}),)
+        if isinstance(data, GameStarted):
+            return (Put(key, doc | {"variant": data.variant}),)
+        assert isinstance(data, GameEnded)
+        if doc.get("held"):
+            return (Put(key, doc | {"totals": list(data.totals)}),)  # rated at its round's close
+        return [Delete(key), *rate(doc["variant"], doc["names"], data.totals, docs)]
+
+
+def _round_closed(data: RoundClosed, docs: Mapping[str, Doc | None]) -> list[Write]:
+    """Each held game of the round that has ended, rated in table order: each update starts
+    from the ratings the one before it left."""
+    writes: list[Write] = []
+    ratings = dict(docs)
+    for result in data.results:
+        key = game_key(result.game_id)
+        doc = docs.get(key)
+        if doc is None or "totals" not in doc:
+            continue  # rated at its own end (no duplicate deals), or never seen here
+        rated = rate(doc["variant"], doc["names"], doc["totals"], ratings)
+        ratings.update({w.key: w.doc for w in rated if isinstance(w, Put)})
+        writes += [Delete(key), *rated]
+    return writes
 
 
 def rate(
@@ -164,23 +164,3 @@ def rate(
         writes.append(Put(rating_key(player), doc))
         writes.append(IndexAdd(LEADERBOARD, player, 0.0 - ordinal))
     return writes
-
-
-async def _read_lobby(event: RecordedEvent, feed: Feed | None) -> _Lobby:
-    """The game's variant and seat names at its start, read from its stream."""
-    if feed is None:
-        raise FoldError(f"{event.stream_id}: its lobby was not seen and there is no store")
-    lobby: _Lobby | None = None
-    version = 1
-    while version < event.version:
-        page = await feed.read_stream(event.stream_id, version, PAGE)
-        if not page:
-            break
-        for recorded in page:
-            lobby = _lobby(lobby, recorded.data)
-            if isinstance(recorded.data, GameStarted) and lobby is not None:
-                return lobby
-        version = page[-1].version + 1
-    if lobby is None:
-        raise FoldError(f"{event.stream_id}: no game.created before v{event.version}")
-    return lobby

@@ -4,7 +4,9 @@ Keys, under a prefix (`FAIRWAY_REDIS_PREFIX`, default `fw`):
 
     fw:alias:<name>                 the generation readers use
     fw:gen:<name>                   the last generation number handed out
-    {fw:<name>:g<n>}:meta           hash: version, tx, pos (the checkpoint), state, error
+    fw:rebuilds:<name>              hash: reason -> rebuilds switched in
+    {fw:<name>:g<n>}:meta           hash: version, tx, pos (the checkpoint), state, error,
+                                    source (the event store's installation id)
     {fw:<name>:g<n>}:streams        hash: stream id -> last version applied
     {fw:<name>:g<n>}:k:<key>        a document (JSON string) or a counter hash
     {fw:<name>:g<n>}:i:<index>      a sorted set
@@ -135,14 +137,14 @@ class RedisProjectionStore(ProjectionStore):
             raw = await self._redis.get(self._alias_key(name))
         return None if raw is None else int(raw)
 
-    async def begin(self, name: str, version: int) -> Generation:
+    async def begin(self, name: str, version: int, source: str = "") -> Generation:
         counter = f"{self._prefix}:gen:{name}"
         async with _unavailable():
             number = int(await self._redis.incr(counter))
             current = await self.alias(name)
             if current is not None and number <= current:  # the counter was lost, not the alias
                 number = int(await self._redis.incrby(counter, current + 1 - number))
-            meta = Generation(name, number, version)
+            meta = Generation(name, number, version, source=source)
             await self._redis.hset(self._meta(name, number), mapping=_meta_fields(meta))
         return meta
 
@@ -376,6 +378,15 @@ class RedisProjectionStore(ProjectionStore):
                     out[relative] = [(m.decode(), float(s)) for m, s in rows]
         return out
 
+    async def count_rebuild(self, name: str, reason: str) -> None:
+        async with _unavailable():
+            await self._redis.hincrby(f"{self._prefix}:rebuilds:{name}", reason, 1)
+
+    async def rebuilds(self, name: str) -> dict[str, int]:
+        async with _unavailable():
+            fields = await self._redis.hgetall(f"{self._prefix}:rebuilds:{name}")
+        return {reason.decode(): int(count) for reason, count in fields.items()}
+
     async def close(self) -> None:
         await self._redis.aclose()
 
@@ -397,6 +408,7 @@ def _meta_fields(meta: Generation) -> dict[str, str | int]:
         "pos": meta.checkpoint.position,
         "state": meta.state,
         "error": meta.error,
+        "source": meta.source,
     }
 
 
@@ -412,4 +424,5 @@ def _generation(name: str, number: int, fields: Mapping[bytes, bytes]) -> Genera
         Checkpoint(int(text["tx"]), int(text["pos"])),
         state if state in ("rebuilding", "running", "failed") else "failed",  # type: ignore[arg-type]
         text.get("error", ""),
+        text.get("source", ""),
     )

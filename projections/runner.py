@@ -15,9 +15,17 @@ A projection may also have `async prepare(events, feed)`, awaited before each ba
 folded: the scoreboard and the replay fold the game's domain state there
 (projections/folds.py), reading the event store only when a game is not in their cache.
 
-And a projection may have `async prepare_keys(events, feed)`, awaited before each batch's
-`keys` are asked: the ratings learn there the seat names of each game that ends, which their
-`keys` need and `game.ended` does not say (projections/ratings.py).
+And a projection may have `more_keys(event, docs)`: the docs `apply` reads beyond its
+`keys`, named by what those docs say (the ratings read each player's rating, named by the
+game's document, which holds the seat names that `game.ended` does not say). The runner
+folds with every doc it holds; an event naming one it does not hold sends it back to the
+store for them (in the same snapshot: the checkpoint still where the batch started), and the
+batch is folded again, so `apply` sees each doc as the batch's earlier events left it.
+
+A projection keeps nothing between batches beside what it writes: two projectors share a
+generation, and either may commit any batch, so a process sees only some of the events.
+What a projection keeps in memory (the fold caches of projections/folds.py) is only ever a
+copy of what the event store or its documents say, checked against them before it is used.
 """
 
 from __future__ import annotations
@@ -49,6 +57,14 @@ class VersionGap(Exception):
         self.stream_id = stream_id
         self.applied = applied
         self.found = found
+
+
+class MissingDocs(Exception):
+    """The fold met an event whose `more_keys` named docs it was not given."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        super().__init__(f"docs not given: {', '.join(keys[:5])}")
+        self.keys = keys
 
 
 class GenerationGone(Exception):
@@ -99,33 +115,20 @@ class Runner:
             events = await self._read(start)
             if not events:
                 return 0
-            learn = getattr(self.projection, "prepare_keys", None)
-            if learn is not None:  # a projection whose `keys` need more than the event
-                await learn(events, self.feed)
             named = self._named(events)
             keys = list(dict.fromkeys(k for each in named for k in each))
             streams = list(dict.fromkeys(e.stream_id for e in events))
             if self._known_at != start:
                 self._forget()
-            missing = [k for k in keys if k not in self._docs]
-            unknown = [s for s in streams if s not in self._versions]
-            if missing or unknown or self._known_at is None:
-                snapshot = await self.store.snapshot(name, number, missing, unknown)
-                if snapshot is None:
-                    raise GenerationGone(name)
-                if snapshot.checkpoint != start:  # another runner moved it: read on from there
-                    self._forget()
-                    self.checkpoint = snapshot.checkpoint
-                    continue
-                self._docs.update(snapshot.docs)
-                self._versions.update(snapshot.versions)
-                self._known_at = start
+            if not await self._fetch(number, start, keys, streams):
+                continue  # another runner moved the checkpoint: read on from there
             prepare = getattr(self.projection, "prepare", None)
             if prepare is not None:  # a projection that folds the domain beside the feed
                 await prepare(events, self.feed)
-            docs = {k: self._docs[k] for k in keys}
-            versions = {s: self._versions[s] for s in streams}
-            changes, applied = self.fold(events, docs, versions, named)
+            folded = await self._fold_fetching(number, start, events, keys, streams, named)
+            if folded is None:
+                continue  # moved while fetching what the docs named
+            changes, applied, docs, versions = folded
             end = events[-1].checkpoint
             if len(events) == self.batch:  # catching up: read the next page meanwhile
                 self._prefetch(end)
@@ -144,6 +147,51 @@ class Runner:
             if self.observe is not None:
                 self.observe(events)
             return len(events)
+
+    async def _fold_fetching(
+        self,
+        number: int,
+        start: Checkpoint,
+        events: Sequence[RecordedEvent],
+        keys: list[str],
+        streams: list[str],
+        named: Sequence[Sequence[str]],
+    ) -> tuple[Changes, int, dict[str, Doc | None], dict[str, int]] | None:
+        """`fold` with the docs and versions known, fetching what `more_keys` names and
+        folding again until nothing is lacking; None when the checkpoint moved meanwhile."""
+        while True:
+            docs = {k: self._docs[k] for k in keys}
+            versions = {s: self._versions[s] for s in streams}
+            try:
+                changes, applied = self.fold(events, docs, versions, named)
+            except MissingDocs as more:
+                keys = [*keys, *more.keys]
+                if not await self._fetch(number, start, more.keys, ()):
+                    return None
+                continue
+            return changes, applied, docs, versions
+
+    async def _fetch(
+        self, number: int, start: Checkpoint, keys: Sequence[str], streams: Sequence[str]
+    ) -> bool:
+        """Make sure the docs `keys` and the versions of `streams` are known as the generation
+        holds them at `start`; False (and the checkpoint moved on) when it has moved."""
+        missing = [k for k in keys if k not in self._docs]
+        unknown = [s for s in streams if s not in self._versions]
+        if not missing and not unknown and self._known_at is not None:
+            return True
+        name = self.projection.name
+        snapshot = await self.store.snapshot(name, number, missing, unknown)
+        if snapshot is None:
+            raise GenerationGone(name)
+        if snapshot.checkpoint != start:
+            self._forget()
+            self.checkpoint = snapshot.checkpoint
+            return False
+        self._docs.update(snapshot.docs)
+        self._versions.update(snapshot.versions)
+        self._known_at = start
+        return True
 
     def _remember(
         self, at: Checkpoint, docs: dict[str, Doc | None], versions: dict[str, int]
@@ -200,15 +248,19 @@ class Runner:
     ) -> tuple[Changes, int]:
         """The batch's net writes, each event applied to the docs as the batch's earlier
         events left them, and how many events were applied (not redelivered). `named`: each
-        event's `keys`, when the caller has them already."""
+        event's `keys`, when the caller has them already. `MissingDocs` when a `more_keys`
+        named docs that `docs` does not hold (the fold goes on to the end first, to name
+        them all; only the events before the first such are folded truly)."""
         changes = Changes()
         add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
         moved = changes.versions
         apply = self.projection.apply
         wanted: frozenset[type] | None = getattr(self.projection, "types", None)
+        more = getattr(self.projection, "more_keys", None)
         if named is None:
             named = self._named(events)
         applied_here = 0
+        absent: dict[str, None] = {}
         for event, keys in zip(events, named, strict=True):
             stream, version = event.stream_id, event.version
             applied = versions.get(stream, 0)
@@ -228,6 +280,14 @@ class Runner:
                 seen = {keys[0]: docs.get(keys[0])}
             else:
                 seen = {key: docs.get(key) for key in keys}
+            if more is not None and keys:
+                further = more(event, seen)
+                if further:
+                    lacking = [key for key in further if key not in docs]
+                    if lacking or absent:  # fold on only to learn what else is lacking
+                        absent.update(dict.fromkeys(lacking))
+                        continue
+                    seen = dict(seen) | {key: docs[key] for key in further}
             for write in apply(event, seen):
                 # The two writes of nearly every event inline, the rest through `add`.
                 if type(write) is IndexAdd:
@@ -241,4 +301,6 @@ class Runner:
                     if type(write) is Delete:
                         docs[write.key] = None
             applied_here += 1
+        if absent:
+            raise MissingDocs(list(absent))
         return changes, applied_here

@@ -9,7 +9,7 @@ up). Any process that reaches the stores can answer, not only the one running th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -108,14 +108,24 @@ async def statuses(
     return [await projection_status(p, store, feed, head) for p in projections]
 
 
-def render_metrics(found: Sequence[ProjectionStatus] | None) -> str:
-    """Prometheus gauges; `found` None when the projection store cannot be reached."""
+async def rebuild_counts(
+    projections: Sequence[Projection], store: ProjectionStore
+) -> dict[str, dict[str, int]]:
+    """Each projection's rebuilds switched in, by reason (`Projector.build`)."""
+    return {p.name: await store.rebuilds(p.name) for p in projections}
+
+
+def render_metrics(
+    found: Sequence[ProjectionStatus] | None, rebuilds: Mapping[str, Mapping[str, int]] = {}
+) -> str:
+    """Prometheus gauges and the rebuild counters; `found` None when the projection store
+    cannot be reached."""
     out = [
         "# HELP fairway_projections_available Whether the projection store answers.",
         "# TYPE fairway_projections_available gauge",
         f"fairway_projections_available {0 if found is None else 1}",
     ]
-    if not found:
+    if found is None:
         return "\n".join(out) + "\n"
     out += [
         "# HELP fairway_projection_lag_events Feed events not yet applied, per projection.",
@@ -135,6 +145,16 @@ def render_metrics(found: Sequence[ProjectionStatus] | None) -> str:
         f'fairway_projection_up{{projection="{s.name}",state="{s.state}"}} '
         f"{1 if s.state == 'running' else 0}"
         for s in found
+    ]
+    out += [
+        "# HELP fairway_projection_rebuilds_total Generations built and switched in, per "
+        "projection, by reason (missing, version, another_store, feed_went_back, requested).",
+        "# TYPE fairway_projection_rebuilds_total counter",
+    ]
+    out += [
+        f'fairway_projection_rebuilds_total{{projection="{name}",reason="{reason}"}} {count}'
+        for name, counts in rebuilds.items()
+        for reason, count in sorted(counts.items())
     ]
     return "\n".join(out) + "\n"
 

@@ -46,6 +46,9 @@ class Generation(msgspec.Struct, frozen=True):
     checkpoint: Checkpoint = START
     state: State = "rebuilding"
     error: str = ""
+    source: str = ""
+    """The installation id of the event store it is built from (`EventStore.installation`);
+    empty for a generation that does not name its store."""
 
 
 class Snapshot(msgspec.Struct, frozen=True):
@@ -129,9 +132,10 @@ class ProjectionStore(ProjectionReader, abc.ABC):
         the store was flushed)."""
 
     @abc.abstractmethod
-    async def begin(self, name: str, version: int) -> Generation:
+    async def begin(self, name: str, version: int, source: str = "") -> Generation:
         """A new, empty generation of `name` at START, state `rebuilding`, numbered above
-        every generation before it."""
+        every generation before it, built from the event store `source` (its installation
+        id)."""
 
     @abc.abstractmethod
     async def generation(self, name: str, number: int) -> Generation | None:
@@ -204,6 +208,17 @@ class ProjectionStore(ProjectionReader, abc.ABC):
         """Every key of the generation (relative) with its value: docs as dicts, counter
         hashes as dicts of ints, indexes as lists of (member, score); for tests and tools
         that compare read models key for key."""
+
+    # ---- rebuilds -----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def count_rebuild(self, name: str, reason: str) -> None:
+        """Count one rebuild of `name` switched in, by why it was needed (for the metrics:
+        every process that reads the store sees the same counts)."""
+
+    @abc.abstractmethod
+    async def rebuilds(self, name: str) -> dict[str, int]:
+        """The rebuilds of `name` switched in, by reason (since the store was last flushed)."""
 
     @abc.abstractmethod
     async def close(self) -> None: ...

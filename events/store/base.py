@@ -159,9 +159,6 @@ class PreparedEvent(msgspec.Struct, frozen=True):
     metadata: bytes
 
 
-# ---- checks -----------------------------------------------------------------------------------
-
-
 def verify_chain(
     stream_id: str, from_version: int, prev_hash: bytes, rows: Sequence[tuple[Any, ...]]
 ) -> bytes:

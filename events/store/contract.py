@@ -112,6 +112,14 @@ class EventStore(abc.ABC):
         """Every registered receipt key, first seen first."""
 
     @abc.abstractmethod
+    async def installation(self) -> str:
+        """The id of this store (a UUID's text): made once with the store (a migration of
+        the PostgreSQL database, the embedded file's creation) and the same for every
+        process that opens it, for good. Another store has another id, so a reader that
+        keeps what it built from the feed can tell the store it follows was replaced (a
+        database dropped and created again). A copy keeps the id, as it keeps the events."""
+
+    @abc.abstractmethod
     async def close(self) -> None: ...
 
     @abc.abstractmethod

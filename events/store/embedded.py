@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -70,6 +71,14 @@ CREATE TRIGGER IF NOT EXISTS receipt_keys_no_update BEFORE UPDATE ON receipt_key
 BEGIN SELECT RAISE(ABORT, 'receipt keys are kept for good'); END;
 CREATE TRIGGER IF NOT EXISTS receipt_keys_no_delete BEFORE DELETE ON receipt_keys
 BEGIN SELECT RAISE(ABORT, 'receipt keys are kept for good'); END;
+CREATE TABLE IF NOT EXISTS installation (
+    id  TEXT    NOT NULL PRIMARY KEY,
+    one INTEGER NOT NULL DEFAULT 1 UNIQUE CHECK (one = 1)  -- never a second row
+);
+CREATE TRIGGER IF NOT EXISTS installation_no_update BEFORE UPDATE ON installation
+BEGIN SELECT RAISE(ABORT, 'the installation is immutable'); END;
+CREATE TRIGGER IF NOT EXISTS installation_no_delete BEFORE DELETE ON installation
+BEGIN SELECT RAISE(ABORT, 'the installation is immutable'); END;
 """
 _COLUMNS: Final = (
     "global_position, global_position, stream_id, stream_version, event_id, type,"
@@ -299,6 +308,12 @@ class EmbeddedStore(EventStore):
     def _recorded_at(stored: Any) -> datetime:
         return _EPOCH + timedelta(microseconds=stored)
 
+    # ---- the installation -------------------------------------------------------------------
+
+    async def installation(self) -> str:
+        rows = await self._run(self._fetch, "SELECT id FROM installation", ())
+        return str(rows[0][0])
+
 
 def _now() -> int:
     """Microseconds since the Unix epoch, as the file keeps times."""
@@ -316,4 +331,6 @@ def _connect(path: Path) -> sqlite3.Connection:
         raise sqlite3.DatabaseError(f"{path} has schema version {version}, newer than this code")
     # every open: creating what is missing also restores a dropped trigger
     db.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version = {_SCHEMA_VERSION}; COMMIT;")
+    # The file's id, made by whichever process creates it first (`installation`).
+    db.execute("INSERT OR IGNORE INTO installation (id) VALUES (?)", (str(uuid.uuid4()),))
     return db

@@ -271,3 +271,11 @@ class PostgresStore(EventStore):
                 log.warning("event feed listener lost its connection: %s", exc)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 5.0)
+
+    # ---- the installation -------------------------------------------------------------------
+
+    async def installation(self) -> str:
+        rows = await self._fetch("SELECT id FROM installation", ())  # one row (0005)
+        if not rows:
+            raise StoreError("the event store has no installation row (migration 0005)")
+        return str(rows[0][0])

@@ -18,7 +18,7 @@ from projections.catalog import PROJECTIONS, fresh
 from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
-from projections.status import ProjectionStatus, render_metrics, statuses
+from projections.status import ProjectionStatus, rebuild_counts, render_metrics, statuses
 from projections.store import ProjectionStore
 from service.ops.settings import Settings
 
@@ -60,6 +60,7 @@ class ProjectionService:
     async def metrics(self) -> str:
         """The projections' gauges, for /metrics; never fails the scrape."""
         try:
-            return render_metrics(await self.status())
+            found = await self.status()
+            return render_metrics(found, await rebuild_counts(PROJECTIONS, self.store))
         except (ProjectionsUnavailable, StoreError):
             return render_metrics(None)

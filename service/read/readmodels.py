@@ -1,12 +1,19 @@
 """Replays served from the replay read model (projections/replay.py): the events of each
 finished hand are in the projection store, so a replay is folded without reading the event
-store, and the last few folded are kept, since a finished hand's replay changes no more."""
+store, and the last few folded are kept, since a finished hand's replay changes no more.
+
+A replay kept is found again by its hand's document as read (a digest of it), not by the
+hand's number alone: after the store the projections follow was replaced or restored (they
+rebuild by themselves, projections/projector.py), the same game and hand may have been
+played otherwise, and the replay kept must not outlive the document it was folded from."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections import OrderedDict
-from typing import Any
+
+import msgspec
 
 from projections.base import Doc, ProjectionReader, ProjectionsUnavailable
 from projections.replay import Replays, events_of, hand_key
@@ -18,20 +25,20 @@ class ProjectedReplays:
     def __init__(self, kept: int = 32) -> None:
         """`kept`: replays kept folded (about 160 KB each on average, 500 KB at most)."""
         self.kept = kept
-        self._replays: OrderedDict[tuple[str, int, int], HandReplay] = OrderedDict()
+        self._replays: OrderedDict[tuple[str, int, bytes], HandReplay] = OrderedDict()
 
     async def replay(self, reader: ProjectionReader, game_id: str, hand: int) -> HandReplay | None:
         """Hand `hand` replayed from the read model; None when it cannot say (the hand is
         in play, not projected yet, or Redis is down): the caller then folds the game's own
         events. The hand's document is read first: a hand that is not there costs one small
-        read, and one that is, folded before, costs nothing more (its last version is part
-        of the key: the last hand's document gains the game's end)."""
+        read, and one that is, folded before, costs nothing more (the document's digest is
+        part of the key: the last hand's document gains the game's end)."""
         name = Replays.name
         try:
             last = await reader.get(name, hand_key(game_id, hand))
             if last is None:
                 return None
-            key = (game_id, hand, _last_version(last))
+            key = (game_id, hand, _digest(last))
             if (kept := self._replays.get(key)) is not None:
                 self._replays.move_to_end(key)
                 return kept
@@ -51,9 +58,8 @@ class ProjectedReplays:
         return body
 
 
-def _last_version(doc: Doc) -> int:
-    events: list[Any] = doc.get("events") or [[0]]
-    return int(events[-1][0])
+def _digest(doc: Doc) -> bytes:
+    return hashlib.blake2b(msgspec.json.encode(doc), digest_size=16).digest()
 
 
 REPLAYS = ProjectedReplays()

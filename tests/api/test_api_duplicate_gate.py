@@ -5,11 +5,15 @@ on any path under /games/{id}; once every table has ended, everything is public 
 The rounds are built by hand (tests/support/duplicate_rounds.py) on the server's PostgreSQL
 and played by the greedy bot; the readers go through the real server over HTTP. Every route
 under /games/{id} is listed below with what a reader not seated at the table gets while the
-round hides its hands: a new route fails `test_every_game_route_is_listed` until it is.
+round hides its hands: a new route fails `test_every_game_route_is_listed` until it is. And
+every route served from a read model (its handler reads the projections) is listed with how
+that read model keeps a table of a round in play from telling the others anything: a new
+one fails `test_every_read_model_route_is_listed` until it is.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -60,6 +64,29 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/games/{game_id:str}/seats/{seat:int}/resign"): SEAT_ONLY,
     ("POST", "/games/{game_id:str}/seats"): LOBBY,
 }
+HELD = "held"
+"""A table's result counts only once its round closes (`round.closed`): until then the
+table reads as in play and moves nothing (projections/players.py, projections/ratings.py;
+tests/api/test_api_readmodels_duplicate.py)."""
+HORIZON = "horizon"
+"""The round's live tables shown only as far as every table still playing has got
+(projections/standings.py `live_tables`; tests/unit/projections/test_standings_duplicate.py)."""
+NO_SCORE = "no score"
+"""Holds no card and no score (`test_the_lobby_listing_holds_no_card` below)."""
+
+READ_MODELS: dict[tuple[str, str], str] = {
+    ("GET", "/games"): NO_SCORE,
+    ("GET", "/games/{game_id:str}/scoreboard"): SEALED,
+    ("GET", "/games/{game_id:str}/hands/{hand:int}/replay"): REFUSED,
+    ("GET", "/players/{name:str}"): HELD,
+    ("GET", "/ratings"): HELD,
+    ("GET", "/ratings/{name:str}"): HELD,
+    ("GET", "/tournaments/{tournament_id:str}/standings"): HORIZON,
+    ("GET", "/tournaments/{tournament_id:str}/standings/stream"): HORIZON,
+    ("GET", "/tournaments/{tournament_id:str}/rounds/{number:int}/results"): HORIZON,
+}
+"""Every route served from a read model, and how the read model holds a round's tables."""
+
 BODIES: dict[str, Any] = {
     "/games/{game_id:str}/audit": {"receipts": []},
     "/games/{game_id:str}/actions": {"type": "flip", "row": 0, "col": 0},
@@ -83,6 +110,27 @@ def test_every_game_route_is_listed() -> None:
     """A route added under /games/{id} must say here what the duplicate gate does for it
     (and be swept by the tests below)."""
     assert game_routes() == set(ROUTES)
+
+
+def read_model_routes() -> set[tuple[str, str]]:
+    """Every route whose handler reads the projections (takes the `reader` dependency)."""
+    app = create_app(Settings())
+    return {
+        (method, route.path)
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", ())
+        if "reader" in inspect.signature(handler.fn).parameters
+        for method in handler.http_methods
+        if method not in ("OPTIONS", "HEAD")
+    }
+
+
+def test_every_read_model_route_is_listed() -> None:
+    """A route added that is served from a read model must say here how that read model
+    holds a duplicate round's tables (and a game's own route agree with `ROUTES`)."""
+    assert read_model_routes() == set(READ_MODELS)
+    for route, kind in READ_MODELS.items():
+        assert ROUTES.get(route, kind) == kind, route
 
 
 @pytest.fixture

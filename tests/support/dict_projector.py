@@ -1,9 +1,9 @@
 """A projector in a few lines over plain dicts: what the read-model tests run the pure
 projections with, before and beside the real runner and stores (projections/runner.py).
 
-It keeps the runner's rules: `prepare_keys` and `prepare` once per batch, each stream's
-events in version order (a redelivered one is skipped, a gap is an error), `apply` sees
-every earlier write.
+It keeps the runner's rules: `prepare` once per batch, each stream's events in version order
+(a redelivered one is skipped, a gap is an error), `apply` sees every earlier write, and the
+docs `more_keys` names besides those of `keys`.
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ async def project(
     model = model or DictModel()
     for start in range(0, len(feed), batch):
         events = feed[start : start + batch]
-        for hook in ("prepare_keys", "prepare"):
-            prepare = getattr(projection, hook, None)
-            if prepare is not None:
-                await prepare(events)
+        prepare = getattr(projection, "prepare", None)
+        if prepare is not None:
+            await prepare(events)
+        more = getattr(projection, "more_keys", None)
         for event in events:
             seen = model.versions.get(event.stream_id, 0)
             if event.version <= seen:
@@ -67,6 +67,8 @@ async def project(
             if event.version != seen + 1:
                 raise AssertionError(f"{event.stream_id}: v{event.version} after v{seen}")
             docs = {key: model.docs.get(key) for key in projection.keys(event)}
+            if more is not None and docs:
+                docs |= {key: model.docs.get(key) for key in more(event, docs)}
             for write in projection.apply(event, docs):
                 model.write(write)
             model.versions[event.stream_id] = event.version

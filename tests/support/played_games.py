@@ -14,7 +14,7 @@ from typing import Any
 
 from domain.simulate import play_game
 from domain.variants import DECIDERS, bot
-from events.schema.common import GameOptions
+from events.schema.common import GameOptions, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store import EventStore, NewEvent
 
@@ -62,9 +62,11 @@ async def append_interleaved(
     games: Sequence[tuple[str, list[Any]]],
     seed: int = 0,
     most: int = 24,
+    most_in_lobby: int | None = None,
 ) -> int:
     """Append every game's events, a few at a time, games taking turns at random (as
-    concurrent games do); the number of events appended."""
+    concurrent games do); the number of events appended. `most_in_lobby`: at most this many
+    an append before the game starts (players arriving one by one), `most` after."""
     rng = random.Random(seed)
     pending = {stream: list(events) for stream, events in games}
     versions = dict.fromkeys(pending, 0)
@@ -72,7 +74,10 @@ async def append_interleaved(
     while pending:
         stream = rng.choice(list(pending))
         events = pending[stream]
-        take = events[: rng.randint(1, most)]
+        limit = most
+        if most_in_lobby is not None and not isinstance(events[0], GameStarted):
+            limit = most_in_lobby
+        take = events[: rng.randint(1, limit)]
         del events[: len(take)]
         batch = [NewEvent(uuid.uuid4(), event, {}) for event in take]
         await store.append(stream, versions[stream], batch)

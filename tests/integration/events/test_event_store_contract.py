@@ -3,27 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import uuid
+from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import msgspec
+import psycopg
 import pytest
 
 from events.codec import GENESIS_HASH, MAX_EVENT_BYTES, Codec, UpcasterRegistry
+from events.migrate import migrate
 from events.schema import EVENT_TYPES
 from events.schema.common import GameOptions, GameStarted, HandDealt
 from events.store import (
     ChainBroken,
     ConcurrencyError,
+    EmbeddedStore,
     EventIdConflict,
     EventStore,
     InvalidEvent,
     InvalidStreamId,
     NewEvent,
+    PostgresStore,
     StreamInfo,
     Unreadable,
     UnreadableEvent,
 )
+from events.store.embedded import FILE_NAME
 from tests.integration.events.conftest import (
     JUNK_HASH,
     MakeStore,
@@ -32,6 +40,7 @@ from tests.integration.events.conftest import (
     settled_checkpoint,
 )
 from tests.support.event_samples import a_game, dealt, new, started, stream
+from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.integration
 
@@ -519,3 +528,70 @@ async def test_an_old_shape_is_read_in_the_new_one(make_store: MakeStore) -> Non
         2,
         "newer",
     )
+
+
+# ---- the installation -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def another_store(
+    store_kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[MakeStore]:
+    """Opens a store of this test's kind on another database (or file) than `make_store`."""
+    if store_kind == "postgres":
+        server = request.getfixturevalue("postgres_server_url")
+        with throwaway_database(server, "fairway_other") as url:
+            migrate(url)
+            yield lambda: PostgresStore.open(url, poll_interval=0.2)
+    else:
+        yield lambda: EmbeddedStore.open(tmp_path / "other", poll_interval=0.2)
+
+
+async def test_every_opening_of_a_store_names_the_same_installation(make_store: MakeStore) -> None:
+    first = await make_store()
+    installation = await first.installation()
+    assert str(uuid.UUID(installation)) == installation
+    await first.close()
+    assert await (await make_store()).installation() == installation
+    assert await (await make_store()).installation() == installation
+
+
+async def test_another_store_names_another_installation(
+    store: EventStore, another_store: MakeStore
+) -> None:
+    other = await another_store()
+    try:
+        assert await other.installation() != await store.installation()
+    finally:
+        await other.close()
+
+
+async def test_the_installation_cannot_be_changed_or_doubled(
+    store: EventStore, store_kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Not by the owner of the database (or whoever holds the file) either: the id of a
+    store is for good."""
+    installation = await store.installation()
+    if store_kind == "postgres":
+        url = request.getfixturevalue("database_url")
+        with psycopg.connect(url, autocommit=True) as conn:
+            for statement in (
+                "UPDATE installation SET id = gen_random_uuid()",
+                "DELETE FROM installation",
+                "INSERT INTO installation DEFAULT VALUES",
+            ):
+                with pytest.raises(psycopg.Error):
+                    conn.execute(statement.encode())
+    else:
+        db = sqlite3.connect(tmp_path / FILE_NAME, isolation_level=None)
+        try:
+            for statement in (
+                "UPDATE installation SET id = 'mine'",
+                "DELETE FROM installation",
+                "INSERT INTO installation (id) VALUES ('second')",
+            ):
+                with pytest.raises(sqlite3.Error):
+                    db.execute(statement)
+        finally:
+            db.close()
+    assert await store.installation() == installation

@@ -268,3 +268,24 @@ async def test_within_one_batch_a_put_after_a_delete_stands_and_a_delete_after_a
     assert await pstore.get("demo", "a") == {"v": 2}
     assert await pstore.get("demo", "b") is None
     assert await pstore.counters("demo", "c") == {"n": 5}
+
+
+async def test_a_generation_names_the_event_store_it_is_built_from(
+    pstore: ProjectionStore,
+) -> None:
+    named = await pstore.begin("demo", 1, "0f4c2d6e-0000-4000-8000-000000000001")
+    unnamed = await pstore.begin("demo", 1)
+    stored = await pstore.generation("demo", named.number)
+    assert stored is not None
+    assert stored.source == "0f4c2d6e-0000-4000-8000-000000000001"
+    assert (await pstore.generation("demo", unnamed.number)) == unnamed
+    assert unnamed.source == ""
+
+
+async def test_rebuilds_are_counted_by_projection_and_reason(pstore: ProjectionStore) -> None:
+    assert await pstore.rebuilds("demo") == {}
+    for reason in ("missing", "another_store", "another_store"):
+        await pstore.count_rebuild("demo", reason)
+    await pstore.count_rebuild("other", "version")
+    assert await pstore.rebuilds("demo") == {"missing": 1, "another_store": 2}
+    assert await pstore.rebuilds("other") == {"version": 1}

@@ -114,21 +114,29 @@ async def test_a_gap_in_a_stream_stops_the_projection_and_shows_in_its_status(
         db.execute("DROP TRIGGER events_no_delete")
         db.execute("DELETE FROM events WHERE global_position = ?", (victim.global_position,))
     runner = Runner(LobbyProjection(), pstore, feed)
-    generation = await pstore.begin("lobby", 1)
+    generation = await pstore.begin("lobby", 1, await feed.installation())
     with pytest.raises(VersionGap) as gap:
         await run_to_end(runner, generation.number)
     assert gap.value.stream_id == victim.stream_id
     assert (gap.value.applied, gap.value.found) == (victim.version - 1, victim.version + 1)
 
-    projector = Projector([LobbyProjection()], pstore, feed, grace=0)
+    projector = Projector([LobbyProjection()], pstore, feed, poll=0.05, grace=0)
     await pstore.switch("lobby", generation.number, None)
-    await asyncio.wait_for(projector.follow(LobbyProjection()), 10)  # returns: stopped
-    assert projector.progress["lobby"].state == "failed"
+    following = asyncio.create_task(projector.follow(LobbyProjection()))
+
+    async def stopped() -> bool:
+        return projector.progress["lobby"].state == "failed"
+
+    await until(stopped)
     [status] = await statuses([LobbyProjection()], pstore, feed)
     assert status.state == "failed"
     assert victim.stream_id in (status.error or "")
     assert status.lag is not None
     assert status.lag.events > 0
+    assert not following.done()  # stopped, not gone: it waits for a rebuild
+    following.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await following
 
 
 async def test_the_projector_follows_new_events_as_they_are_appended(

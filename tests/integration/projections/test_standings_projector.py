@@ -1,8 +1,8 @@
 """The standings and ratings read models built by the real projector from a real event store
 into both projection stores (Redis and memory): the standings read back equal the ones
-recomputed from the events; a projector stopped half way and a new process (empty caches:
-the ratings read each ending game's names from the event store) carry on to the same keys
-and values as one run from zero; a flushed Redis and a new generation rebuild them equal key
+recomputed from the events; a projector stopped half way and a new process (fresh
+projections: the ratings find each game's names in their own documents) carry on to the same
+keys and values as one run from zero; a flushed Redis and a new generation rebuild them equal key
 for key.
 
 Redis tests here that flush use database 10 (the standings' own), never another."""
@@ -116,9 +116,10 @@ async def test_stopped_half_way_and_restarted_it_ends_as_one_run_from_zero(
     make_store: Callable[[], ProjectionStore], feed: EmbeddedStore
 ) -> None:
     """Given the read models built over half of each tournament's history, when the rest
-    arrives and a new process (fresh projections: no names remembered, so the ratings read
-    them from the event store) carries on, then the standings are the events' and every key
-    and value is the one a rebuild from zero over the same feed gives."""
+    arrives and a new process (fresh projections: nothing remembered, the ratings read the
+    names of the games in play from their documents) carries on, then the standings are the
+    events' and every key and value is the one a rebuild from zero over the same feed
+    gives."""
     many = histories(2, 3)
     halves = {tid: history[: len(history) // 2] for tid, history in many.items()}
     versions: dict[str, int] = {}
@@ -126,6 +127,10 @@ async def test_stopped_half_way_and_restarted_it_ends_as_one_run_from_zero(
         await append_history(feed, half, versions)
     store = make_store()
     projector = await build(store, feed)
+    number = await store.alias("ratings")
+    assert number is not None
+    in_play = [k for k in await store.dump("ratings", number) if k.startswith("k:game:")]
+    assert in_play  # the games not rated yet, with their names, are documents
     for tid, history in many.items():
         await append_history(feed, history[len(halves[tid]) :], versions)
     restarted = read_models()  # a new process: fresh instances
@@ -135,7 +140,6 @@ async def test_stopped_half_way_and_restarted_it_ends_as_one_run_from_zero(
         runner = Runner(projection, make_store(), feed, batch=29)
         while await runner.step(number):
             pass
-    assert restarted[1].lookups > 0
     await check(store, many)
     incremental = await dumps(store)
     for projection in read_models():

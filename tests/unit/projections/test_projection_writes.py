@@ -1,16 +1,18 @@
-"""A batch's writes fold to their net effect, and cursors refuse what no page handed out."""
+"""A batch's writes fold to their net effect, the fold names the docs that docs point at,
+and cursors refuse what no page handed out."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from events.store import RecordedEvent
 from projections.base import Delete, Incr, IndexAdd, IndexEntry, IndexRemove, InvalidCursor, Put
 from projections.paging import after, decode_cursor, encode_cursor
-from projections.runner import Runner, VersionGap
+from projections.runner import MissingDocs, Runner, VersionGap
 from projections.store import Changes
 
 pytestmark = pytest.mark.unit
@@ -113,3 +115,41 @@ def test_the_fold_skips_what_was_applied_and_stops_at_a_gap() -> None:
     with pytest.raises(VersionGap) as gap:
         runner.fold([_event(5)], {}, {"game:x": 3})
     assert (gap.value.stream_id, gap.value.applied, gap.value.found) == ("game:x", 3, 5)
+
+
+class _Pointing(_Scripted):
+    """Each event's doc `a` names a further doc (`{"to": key}`) that `apply` reads too."""
+
+    def more_keys(self, event: object, docs: dict[str, Any]) -> list[str]:
+        doc = docs["a"]
+        return [] if doc is None else [doc["to"]]
+
+
+def test_the_fold_names_every_doc_more_keys_asks_that_it_was_not_given() -> None:
+    """Given docs that point at others the fold was not given (one pointed at by the doc an
+    earlier event of the batch wrote), then the fold names them all; given them, it shows
+    each event its further doc as the batch's earlier events left it."""
+    projection = _Pointing(
+        {
+            1: [Put("b", {"v": 1})],
+            2: [Put("a", {"to": "c"})],
+            3: [Put("c", {"v": 3})],
+        }
+    )
+    runner = Runner(projection, None, None)  # type: ignore[arg-type]
+    events = [_event(1), _event(2), _event(3)]
+    with pytest.raises(MissingDocs) as missing:
+        runner.fold(events, {"a": {"to": "b"}}, {})
+    assert missing.value.keys == ["b"]
+    with pytest.raises(MissingDocs) as missing:
+        runner.fold(events, {"a": {"to": "b"}, "b": None}, {})
+    assert missing.value.keys == ["c"]
+    projection.seen.clear()
+    changes, applied = runner.fold(events, {"a": {"to": "b"}, "b": None, "c": {"v": 0}}, {})
+    assert applied == 3
+    assert projection.seen == [
+        {"a": {"to": "b"}, "b": None},
+        {"a": {"to": "b"}, "b": {"v": 1}},
+        {"a": {"to": "c"}, "c": {"v": 0}},
+    ]
+    assert changes.docs == {"b": {"v": 1}, "a": {"to": "c"}, "c": {"v": 3}}

@@ -1,5 +1,6 @@
 """One game's rating update (projections/ratings.py, `rate`): who gains and who loses, ties,
-high and low wins, a name at several seats, and what is not rated."""
+high and low wins, a name at several seats, and what is not rated. And the projection: a
+game's names kept in its document, a duplicate round's tables rated at the round's close."""
 
 from __future__ import annotations
 
@@ -7,8 +8,14 @@ from typing import Any
 
 import pytest
 
+from events.schema.common import GameEnded, GameOptions, GameStarted
+from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
+from events.schema.tournament import RoundClosed, TableResult
+from events.store.base import RecordedEvent
 from projections.base import IndexAdd, Put
-from projections.ratings import LEADERBOARD, rate, rating_key
+from projections.ratings import LEADERBOARD, Ratings, rate, rating_key
+from tests.support.dict_projector import DictModel, project
+from tests.support.feeds import record
 
 
 def ratings(writes: list[Any]) -> dict[str, dict[str, Any]]:
@@ -75,3 +82,82 @@ def test_the_same_game_rates_the_same_to_the_last_digit() -> None:
     assert rate("tens", ["Ada", "Bo", "Cy"], [5, 9, 9], {}) == rate(
         "tens", ["Ada", "Bo", "Cy"], [5, 9, 9], {}
     )
+
+
+# ---- the projection: names from its documents, duplicate tables held to the round's close ----
+
+
+def game(stream: str, *events: object, at: int = 0) -> list[RecordedEvent]:
+    return [record(stream, v, at + v, e) for v, e in enumerate(events, start=1)]
+
+
+def table(peers: tuple[str, ...] = (), seats: int = 2) -> GameCreated:
+    return GameCreated("golf", seats, GameOptions(), "0" * 64, peers=peers)
+
+
+async def test_a_game_is_rated_by_the_names_its_document_holds_when_it_ends() -> None:
+    """Given a game whose seats change hands in its lobby, when it ends, then its players
+    are rated as `rate` says for the names seated at the start, and its document (kept
+    while it was not rated) is gone."""
+    stream = "game:00000000000000aa"
+    lobby = [
+        table(seats=3),
+        SeatClaimed(0, "Ada", "x"),
+        SeatClaimed(1, "Bo", "x"),
+        SeatReleased(1),
+        SeatClaimed(1, "Cy", "x"),
+        SeatClaimed(2, "Dee", "x"),
+        GameStarted("golf", 3),
+    ]
+    waiting = await project(Ratings(), game(stream, *lobby))
+    assert waiting.docs == {
+        "game:00000000000000aa": {"variant": "golf", "names": ["Ada", "Cy", "Dee"]}
+    }
+    done = await project(Ratings(), game(stream, *lobby, GameEnded((30, 10, 20), (1,))), batch=3)
+    expected = ratings(rate("golf", ["Ada", "Cy", "Dee"], [30, 10, 20], {}))
+    assert done.docs == {rating_key(name): doc for name, doc in expected.items()}
+
+
+async def test_a_duplicate_table_is_rated_only_when_its_round_closes() -> None:
+    """Given a duplicate round of two tables (the same deals), when table A ends while B
+    plays, then no rating moves; when B ends too and the round closes, then A and B are
+    rated, in table order, each as `rate` says from the ratings the one before left."""
+    a, b = "00000000000000aa", "00000000000000bb"
+    peers = (a, b)
+    table_a = game(
+        f"game:{a}",
+        table(peers),
+        SeatClaimed(0, "Ada", "x"),
+        SeatClaimed(1, "Bo", "x"),
+        GameStarted("golf", 2),
+        GameEnded((12, 30), (0,)),
+    )
+    table_b = game(
+        f"game:{b}",
+        table(peers),
+        SeatClaimed(0, "Cy", "x"),
+        SeatClaimed(1, "Ada", "x"),
+        GameStarted("golf", 2),
+        GameEnded((25, 5), (1,)),
+        at=10,
+    )
+    results = (
+        TableResult(1, a, ("Ada", "Bo"), (12, 30), 2, (0,)),
+        TableResult(2, b, ("Cy", "Ada"), (25, 5), 2, (1,)),
+    )
+    closed = game("tournament:t1", RoundClosed(1, results), at=20)
+
+    model, projection = DictModel(), Ratings()
+    await project(projection, [*table_a, *table_b[:4]], model=model)  # A over, B playing
+    assert not any(key.startswith("rating:") for key in model.docs)
+    assert model.indexes == {}
+    await project(projection, table_b[4:], model=model)  # B over, the round not closed yet
+    assert not any(key.startswith("rating:") for key in model.docs)
+    await project(projection, closed, model=model)
+
+    first = rate("golf", ["Ada", "Bo"], [12, 30], {})
+    stored = {w.key: w.doc for w in first if isinstance(w, Put)}
+    second = rate("golf", ["Cy", "Ada"], [25, 5], stored)
+    expected = ratings(first) | ratings(second)
+    assert model.docs == {rating_key(name): doc for name, doc in expected.items()}
+    assert model.docs[rating_key("Ada")]["games"] == 2
