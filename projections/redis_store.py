@@ -35,50 +35,12 @@ from redis.exceptions import RedisError
 from events.store.base import Checkpoint
 from projections.base import Doc, IndexEntry, IndexPage, ProjectionsUnavailable
 from projections.paging import after, decode_cursor, encode_cursor
+from projections.redis_scripts import COMMIT, MARK, SWITCH
 from projections.store import Changes, Generation, Outcome, ProjectionStore, Snapshot, State
 
 ALIAS_TTL = 1.0
 """Seconds a reader trusts the alias it resolved."""
 DROP_BATCH = 500
-
-_COMMIT = """
-local p = cjson.decode(ARGV[1])
-local cp = redis.call('HMGET', KEYS[1], 'tx', 'pos')
-if not cp[1] then return -1 end
-if cp[1] ~= p[1] or cp[2] ~= p[2] then return 0 end
-redis.call('HSET', KEYS[1], 'tx', p[3], 'pos', p[4])
-local versions = p[5]
-for i = 1, #versions, 2 do redis.call('HSET', KEYS[2], versions[i], versions[i + 1]) end
-for _, op in ipairs(p[6]) do
-  local kind, key = op[1], KEYS[op[2]]
-  if kind == 'S' then redis.call('SET', key, ARGV[op[3]])
-  elseif kind == 'A' then redis.call('ZADD', key, op[3], op[4])
-  elseif kind == 'D' then redis.call('DEL', key)
-  elseif kind == 'H' then redis.call('HINCRBY', key, op[3], op[4])
-  elseif kind == 'R' then redis.call('ZREM', key, op[3])
-  else return redis.error_reply('unknown op ' .. tostring(kind)) end
-end
-return 1
-"""
-"""Apply a batch: KEYS are the meta key, the streams hash, then every key the batch writes
-(each once); ARGV[1] is one JSON array: the start and end checkpoints, the stream versions,
-and the operations, each naming its key by its index in KEYS; ARGV[2..] are the documents'
-JSON, each named by its index in ARGV (passed as they are: not escaped into ARGV[1] and
-parsed out again by the script). Numbers travel as strings, so no score or counter passes
-through Lua's doubles."""
-
-_SWITCH = """
-local current = redis.call('GET', KEYS[1])
-if (current or '') ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-return 1
-"""
-
-_MARK = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'error', ARGV[2])
-return 1
-"""
 
 _OUTCOMES = {1: Outcome.COMMITTED, 0: Outcome.MOVED, -1: Outcome.GONE}
 _encode = msgspec.json.encode
@@ -90,9 +52,9 @@ class RedisProjectionStore(ProjectionStore):
         # Typed loosely: redis-py's stubs cannot know the client returns bytes.
         self._redis: Any = client
         self._prefix = prefix
-        self._commit = client.register_script(_COMMIT)
-        self._switch = client.register_script(_SWITCH)
-        self._mark = client.register_script(_MARK)  # never recreates a dropped generation
+        self._commit = client.register_script(COMMIT)
+        self._switch = client.register_script(SWITCH)
+        self._mark = client.register_script(MARK)  # never recreates a dropped generation
         self._aliases: dict[str, tuple[int, float]] = {}
 
     @classmethod
