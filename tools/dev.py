@@ -2,7 +2,7 @@
 """Bootstrap and run Fairway on a machine that has only Python 3.11+ and pip.
 
     python3 tools/dev.py serve [fairway serve options]   # run the service
-    python3 tools/dev.py test [pytest options]           # run the whole test suite
+    python3 tools/dev.py test [pytest options]           # run the test suite, in parallel
     python3 tools/dev.py check                           # lint, format check, types, OpenAPI drift
     python3 tools/dev.py fairway ...                     # any fairway subcommand
 
@@ -10,6 +10,9 @@ The first run creates .venv, installs uv into it and syncs the locked dependenci
 (uv.lock); later runs only re-sync, which takes a moment. `serve` and `fairway` install only
 the runtime dependencies (and leave whatever else is there); `test` and `check` add the
 development group (pytest, mypy, ruff, schemathesis...).
+
+`test` runs pytest on a worker per core (pytest-xdist, `-n auto`) unless the options choose:
+`-n 0` runs in one process (as `--pdb` needs), `-n 4` on four workers.
 """
 
 from __future__ import annotations
@@ -50,6 +53,17 @@ def bootstrap(dev: bool) -> None:
     )
 
 
+def pytest_options(given: list[str]) -> list[str]:
+    """The caller's pytest options, with `-n auto` unless they name a number of workers or
+    ask for something one process must do (a debugger)."""
+    chosen = any(
+        option.startswith(("-n", "--numprocesses", "--pdb", "--trace"))
+        or option.endswith("no:xdist")
+        for option in given
+    )
+    return given if chosen else ["-n", "auto", *given]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"serve", "test", "check", "fairway"}:
         print(__doc__)
@@ -62,7 +76,7 @@ def main(argv: list[str]) -> int:
     elif command == "fairway":
         cmd = [str(BIN / "fairway"), *rest]
     elif command == "test":
-        cmd = [str(BIN / "python"), "-m", "pytest", *rest]
+        cmd = [str(BIN / "python"), "-m", "pytest", *pytest_options(rest)]
     else:
         for step in (
             [BIN / "ruff", "check", "."],
