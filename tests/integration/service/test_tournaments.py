@@ -79,7 +79,7 @@ async def test_a_duplicate_swiss_tournament_plays_out_and_its_rounds_close_by_th
             peers = tuple(t.game_id for t in started.tables)
             dealt = []
             for table in started.tables:
-                game = await service.play.games.load(table.game_id)
+                game = await service.games.load(table.game_id)
                 assert tuple(game.lobby.names) == table.players
                 assert game.started
                 assert game.lobby.peers == peers
@@ -90,7 +90,7 @@ async def test_a_duplicate_swiss_tournament_plays_out_and_its_rounds_close_by_th
                 "a duplicate round deals every table the same cards"
             )
             for i, table in enumerate(started.tables):
-                await play_out(service.play.games, table.game_id, tokens, seed=10 * number + i)
+                await play_out(service.games, table.game_id, tokens, seed=10 * number + i)
             await wait_closed(service, tid, number)
     finally:
         await keeper.stop()
@@ -104,7 +104,7 @@ async def test_a_duplicate_swiss_tournament_plays_out_and_its_rounds_close_by_th
     assert first is not None
     # Round 1's results are the games' own, and the byes score the round's mean.
     for result in first.results:
-        game = await service.play.games.load(result.game_id)
+        game = await service.games.load(result.game_id)
         assert result.totals == game.status().totals  # type: ignore[union-attr]
     totals = [x for r in first.results for x in r.totals]
     assert first.bye_score == round_mean(totals)
@@ -135,7 +135,7 @@ async def test_a_round_whose_games_ended_while_no_keeper_ran_closes_when_one_sta
 ) -> None:
     service, tid, organiser, tokens = await opened(store, 4, rounds=1)
     started = (await service.start_round(tid, organiser)).record.state.rounds[-1].started
-    await play_out(service.play.games, started.tables[0].game_id, tokens, seed=7)
+    await play_out(service.games, started.tables[0].game_id, tokens, seed=7)
     assert (await service.load(tid)).state.open_round is not None, "nobody closed it yet"
     keeper = RoundKeeper(store, TournamentService(store, GameService(store, Metrics()), Metrics()))
     keeper.start()
@@ -150,7 +150,7 @@ async def test_a_round_whose_games_ended_while_no_keeper_ran_closes_when_one_sta
 async def test_two_instances_close_a_round_once(store: EventStore) -> None:
     service, tid, organiser, tokens = await opened(store, 4, rounds=2)
     started = (await service.start_round(tid, organiser)).record.state.rounds[-1].started
-    await play_out(service.play.games, started.tables[0].game_id, tokens, seed=8)
+    await play_out(service.games, started.tables[0].game_id, tokens, seed=8)
     other = TournamentService(store, GameService(store, Metrics()), Metrics())
     closed = await asyncio.gather(service.close_round(tid), other.close_round(tid))
     # At most one of them closed it: in the whole suite a third instance (the API tests'
@@ -176,7 +176,7 @@ async def test_a_raced_start_creates_one_set_of_games(store: EventStore) -> None
     assert sum(isinstance(e, RoundStarted) for e in events) == 1
     (started,) = [e for e in events if isinstance(e, RoundStarted)]
     for table in started.tables:
-        game = await service.play.games.load(table.game_id)
+        game = await service.games.load(table.game_id)
         stored_events = await stored(store, f"game:{table.game_id}")
         assert (
             game.version
@@ -208,7 +208,7 @@ async def test_withdrawing_resigns_the_players_seats_in_the_round_in_play(
     game_events = await stored(store, f"game:{started.tables[1].game_id}")
     assert game_events[-1] == SeatResigned(2, "withdrawn")
     with pytest.raises(ApiError) as refused:
-        await service.play.games.act(started.tables[1].game_id, tokens[leaving], None)
+        await service.games.act(started.tables[1].game_id, tokens[leaving], None)
     assert refused.value.code == "seat_resigned"
     # Withdrawn: no second withdrawal, no seed, never seated again.
     before = await stored(store, stream_id(tid))
@@ -225,6 +225,6 @@ async def test_a_player_of_a_duplicate_round_sets_no_game_level_seed(store: Even
     table = started.tables[0]
     before = await stored(store, f"game:{table.game_id}")
     with pytest.raises(ApiError) as refused:
-        await service.play.games.set_seed(table.game_id, tokens[table.players[0]], 0, "mine")
+        await service.games.set_seed(table.game_id, tokens[table.players[0]], 0, "mine")
     assert (refused.value.status, refused.value.code) == (409, "duplicate_deals")
     assert await stored(store, f"game:{table.game_id}") == before
