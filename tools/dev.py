@@ -45,8 +45,14 @@ def bootstrap(dev: bool) -> None:
         run(BIN / "python", "-m", "pip", "install", "--quiet", "uv>=0.4")
     env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(VENV)}
     only = [] if dev else ["--no-dev", "--inexact"]
+    # --compile-bytecode: the libraries compiled once (later syncs only check), else every
+    # interpreter the tests start (xdist workers, the CLI in the e2e tests) compiles them
+    # again where PYTHONDONTWRITEBYTECODE is set.
     subprocess.run(
-        [str(BIN / "uv"), "sync", "--frozen", *only, "--quiet", "--python", str(BIN / "python")],
+        [
+            *(str(BIN / "uv"), "sync", "--frozen", *only, "--compile-bytecode", "--quiet"),
+            *("--python", str(BIN / "python")),
+        ],
         cwd=ROOT,
         env=env,
         check=True,
