@@ -1,5 +1,7 @@
 """Fixtures for the whole suite: real PostgreSQL and Redis, found or started once per session
-(tests/support/services.py), and a fresh migrated database per session."""
+(tests/support/services.py), a fresh migrated database per session and a Redis database per
+worker. Under xdist each worker is a session of its own: no two workers share a PostgreSQL
+database; in Redis each test keeps to a key prefix of its own (tests/support/redis_keys.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from contextlib import ExitStack
 import pytest
 
 from events.migrate import migrate
+from tests.support.redis_keys import on_db, worker_database
 from tests.support.services import find_postgres, find_redis, throwaway_database
 
 
@@ -35,4 +38,5 @@ def database_url(postgres_server_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def redis_url(_services: ExitStack) -> str:
-    return find_redis(_services)
+    """This worker's database on the Redis server."""
+    return on_db(find_redis(_services), worker_database())

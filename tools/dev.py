@@ -2,7 +2,7 @@
 """Bootstrap and run Fairway on a machine that has only Python 3.11+ and pip.
 
     python3 tools/dev.py serve [fairway serve options]   # run the service
-    python3 tools/dev.py test [pytest options]           # run the whole test suite
+    python3 tools/dev.py test [pytest options]           # run the test suite, in parallel
     python3 tools/dev.py check                           # lint, format check, types, OpenAPI drift
     python3 tools/dev.py fairway ...                     # any fairway subcommand
 
@@ -10,6 +10,9 @@ The first run creates .venv, installs uv into it and syncs the locked dependenci
 (uv.lock); later runs only re-sync, which takes a moment. `serve` and `fairway` install only
 the runtime dependencies (and leave whatever else is there); `test` and `check` add the
 development group (pytest, mypy, ruff, schemathesis...).
+
+`test` runs pytest on a worker per core (pytest-xdist, `-n auto`) unless the options choose:
+`-n 0` runs in one process (as `--pdb` needs), `-n 4` on four workers.
 """
 
 from __future__ import annotations
@@ -42,12 +45,29 @@ def bootstrap(dev: bool) -> None:
         run(BIN / "python", "-m", "pip", "install", "--quiet", "uv>=0.4")
     env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(VENV)}
     only = [] if dev else ["--no-dev", "--inexact"]
+    # --compile-bytecode: the libraries compiled once (later syncs only check), else every
+    # interpreter the tests start (xdist workers, the CLI in the e2e tests) compiles them
+    # again where PYTHONDONTWRITEBYTECODE is set.
     subprocess.run(
-        [str(BIN / "uv"), "sync", "--frozen", *only, "--quiet", "--python", str(BIN / "python")],
+        [
+            *(str(BIN / "uv"), "sync", "--frozen", *only, "--compile-bytecode", "--quiet"),
+            *("--python", str(BIN / "python")),
+        ],
         cwd=ROOT,
         env=env,
         check=True,
     )
+
+
+def pytest_options(given: list[str]) -> list[str]:
+    """The caller's pytest options, with `-n auto` unless they name a number of workers or
+    ask for something one process must do (a debugger)."""
+    chosen = any(
+        option.startswith(("-n", "--numprocesses", "--pdb", "--trace"))
+        or option.endswith("no:xdist")
+        for option in given
+    )
+    return given if chosen else ["-n", "auto", *given]
 
 
 def main(argv: list[str]) -> int:
@@ -62,7 +82,7 @@ def main(argv: list[str]) -> int:
     elif command == "fairway":
         cmd = [str(BIN / "fairway"), *rest]
     elif command == "test":
-        cmd = [str(BIN / "python"), "-m", "pytest", *rest]
+        cmd = [str(BIN / "python"), "-m", "pytest", *pytest_options(rest)]
     else:
         for step in (
             [BIN / "ruff", "check", "."],

@@ -32,9 +32,23 @@ def instance_settings(database_url: str, data_dir: Path) -> Settings:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port that no one else is handed for a while and that a server binding
+    with SO_REUSEADDR (uvicorn, asyncio) may take at once; nothing listens on it meanwhile.
+
+    A port only found free (bound to 0, closed) may go to another worker's server, or be the
+    local end of someone's outgoing connection, before ours binds it. So this one is left in
+    TIME_WAIT, by a connection its listening side closes first: until that ends (a minute),
+    the kernel gives the port to no bind to port 0 and no connect."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = int(listener.getsockname()[1])
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = listener.accept()
+            accepted.close()  # this end closes first: it is the one left in TIME_WAIT
+            client.recv(1)  # the close has arrived; the client's own close ends it
+    return port
 
 
 @contextmanager

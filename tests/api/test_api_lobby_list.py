@@ -18,7 +18,7 @@ import pytest
 from service.ops.settings import Settings
 from tests.api.players import open_table
 from tests.api.server import running_server
-from tests.support.redis_keys import forget, on_db
+from tests.support.redis_keys import address, forget, through
 from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.api
@@ -121,7 +121,7 @@ def test_paging_visits_each_game_once_newest_first_while_games_change(http: http
     assert [g["game_id"] for g in first["games"]] == made[::-1][:3]
     # a game from the page already read changes: it moves to the front, nothing is repeated
     http.post(f"/games/{made[5]}/seats", json={"name": "Mover"})
-    time.sleep(0.5)
+    eventually(lambda: listed(http, updated_after=start)[0]["game_id"] == made[5])
     rest: list[str] = []
     cursor = first["next_cursor"]
     while cursor:
@@ -182,11 +182,12 @@ class _Redis(msgspec.Struct):
 
 @pytest.fixture
 def redis_backed(api_settings: Settings, redis_url: str) -> Iterator[_Redis]:
-    """A second server on the same database whose projections live in Redis (database 14),
-    reached through a proxy the test can cut, with the projector inline."""
+    """A second server on the same database whose projections live in Redis (the worker's
+    database, a prefix of its own), reached through a proxy the test can cut, with the
+    projector inline."""
     prefix = f"api{secrets.token_hex(4)}"
-    with TcpProxy.to_address("127.0.0.1", 6379) as proxy:
-        url = on_db(redis_url).replace("127.0.0.1:6379", f"127.0.0.1:{proxy.port}")
+    with TcpProxy.to_address(*address(redis_url)) as proxy:
+        url = through(redis_url, proxy.port)
         settings = msgspec.structs.replace(
             api_settings, redis_url=url, redis_prefix=prefix, projector_inline=True
         )
@@ -200,7 +201,7 @@ def redis_backed(api_settings: Settings, redis_url: str) -> Iterator[_Redis]:
                     time.sleep(0.1)
                 yield _Redis(base, proxy)
         finally:
-            asyncio.run(forget(on_db(redis_url), prefix))
+            asyncio.run(forget(redis_url, prefix))
 
 
 def test_while_redis_is_down_the_lobby_answers_503_play_goes_on_and_it_catches_up(

@@ -6,6 +6,7 @@ the process); one test runs a server on real Redis, one on a Redis that does not
 
 from __future__ import annotations
 
+import asyncio
 import random
 import secrets
 import time
@@ -19,7 +20,7 @@ import pytest
 from service.ops.settings import Settings
 from tests.api.players import Table, concrete, open_table
 from tests.api.server import free_port, running_server
-from tests.integration.projections.conftest import forget, on_db
+from tests.support.redis_keys import forget
 
 pytestmark = pytest.mark.api
 
@@ -175,7 +176,7 @@ def test_a_players_record_counts_every_seat_they_played(http: httpx.Client) -> N
 @pytest.mark.parametrize(
     ("path", "status", "code"),
     [
-        (f"/players/Nobody {secrets.token_hex(4)}", 404, "player_not_found"),
+        ("/players/Nobody Seated Here", 404, "player_not_found"),  # a name no test seats
         ("/players/" + "x" * 41, 400, "invalid_request"),
         ("/players/Ada?limit=0", 400, "invalid_request"),
         ("/players/Ada?limit=201", 400, "invalid_request"),
@@ -259,13 +260,10 @@ def test_a_seed_set_mid_hand_is_a_step_of_the_replay_which_has_no_gap_in_version
 @pytest.fixture
 def redis_settings(api_settings: Settings, redis_url: str) -> Iterator[Settings]:
     prefix = f"rmapi{secrets.token_hex(4)}"
-    url = on_db(redis_url, 13)
     yield msgspec.structs.replace(
-        api_settings, redis_url=url, redis_prefix=prefix, projector_inline=True
+        api_settings, redis_url=redis_url, redis_prefix=prefix, projector_inline=True
     )
-    import asyncio
-
-    asyncio.run(forget(url, prefix))
+    asyncio.run(forget(redis_url, prefix))
 
 
 def test_on_redis_the_read_models_agree_with_the_game(redis_settings: Settings) -> None:
@@ -291,7 +289,7 @@ def test_without_redis_the_read_models_are_503_and_the_replay_falls_back(
     503 `projections_unavailable` with Retry-After, play goes on, and a finished hand's
     replay is still served, folded from the game's own events."""
     dead = msgspec.structs.replace(
-        api_settings, redis_url=f"redis://127.0.0.1:{free_port()}/13", redis_prefix="rmdead"
+        api_settings, redis_url=f"redis://127.0.0.1:{free_port()}", redis_prefix="rmdead"
     )
     with running_server(dead) as base, httpx.Client(base_url=base, timeout=20) as http:
         table = open_table(http, "golf", 2, {"hands": 1, "turn_limit": 2})

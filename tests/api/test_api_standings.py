@@ -35,7 +35,7 @@ from events.schema.tournament import (
 from events.store.factory import open_store
 from service.ops.settings import Settings
 from tests.api.server import free_port, running_server
-from tests.support.redis_keys import forget, on_db
+from tests.support.redis_keys import forget
 from tests.support.tournament_history import (
     Entry,
     append_history,
@@ -46,23 +46,20 @@ from tests.support.tournament_history import (
 
 pytestmark = pytest.mark.api
 
-REDIS_DB = 10
-
 
 @pytest.fixture(scope="module")
 def base(keeperless_settings: Settings, redis_url: str) -> Iterator[str]:
     prefix = f"stapi{secrets.token_hex(4)}"
-    url = on_db(redis_url, REDIS_DB)
     settings = msgspec.structs.replace(
         keeperless_settings,
-        redis_url=url,
+        redis_url=redis_url,
         redis_prefix=prefix,
         projector_inline=True,
         sse_heartbeat=0.5,  # the standings stream's blank lines, soon enough to see
     )
     with running_server(settings) as served:
         yield served
-    asyncio.run(forget(url, prefix))
+    asyncio.run(forget(redis_url, prefix))
 
 
 @pytest.fixture
@@ -400,7 +397,7 @@ def test_ratings_rank_the_winners_and_page_the_leaderboard(
 
 def test_without_redis_the_standings_and_ratings_are_503(api_settings: Settings) -> None:
     dead = msgspec.structs.replace(
-        api_settings, redis_url=f"redis://127.0.0.1:{free_port()}/10", redis_prefix="stdead"
+        api_settings, redis_url=f"redis://127.0.0.1:{free_port()}", redis_prefix="stdead"
     )
     with running_server(dead) as served, httpx.Client(base_url=served, timeout=20) as client:
         for path in (

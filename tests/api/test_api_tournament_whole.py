@@ -34,13 +34,12 @@ from domain.variants import bot, decider_for, high_wins
 from events.migrate import migrate
 from service.ops.settings import Settings
 from tests.api.server import running_server
-from tests.support.redis_keys import forget, on_db
+from tests.support.redis_keys import forget
 from tests.support.services import throwaway_database
 from tests.support.tournaments import decode_view
 
 pytestmark = pytest.mark.api
 
-REDIS_DB = 7
 WAIT = 120.0
 PLAYERS = [f"Player {i:02}" for i in range(12)]
 TURN_SECONDS = 3600
@@ -75,18 +74,17 @@ def base(
     api_settings: Settings, redis_url: str, whole_database: str, clock: Clock
 ) -> Iterator[str]:
     prefix = f"whole{secrets.token_hex(4)}"
-    url = on_db(redis_url, REDIS_DB)
     settings = msgspec.structs.replace(
         api_settings,
         database_url=whole_database,
-        redis_url=url,
+        redis_url=redis_url,
         redis_prefix=prefix,
         projector_inline=True,
         referee_tick=0.05,
     )
     with running_server(settings, referee_clock=clock) as address:
         yield address
-    asyncio.run(forget(url, prefix))
+    asyncio.run(forget(redis_url, prefix))
 
 
 @pytest.fixture

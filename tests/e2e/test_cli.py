@@ -107,7 +107,8 @@ def serving(
         )
     served = Served(f"http://127.0.0.1:{port}", process, out, err)
     try:
-        deadline = time.monotonic() + 30
+        # a new interpreter importing the service: seconds alone, far more on a busy machine
+        deadline = time.monotonic() + 120
         while True:
             try:
                 if httpx.get(served.base + "/ready", timeout=1).status_code == 200:

@@ -22,7 +22,7 @@ from projections.redis_store import RedisProjectionStore
 from projections.status import statuses
 from tests.support.lobby_oracle import expected_listings
 from tests.support.played_games import append_interleaved, game_streams
-from tests.support.redis_keys import forget, on_db
+from tests.support.redis_keys import forget
 from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.e2e
@@ -43,11 +43,6 @@ async def feed(events_url: str) -> AsyncIterator[PostgresStore]:
     store = await PostgresStore.open(events_url, poll_interval=0.1)
     yield store
     await store.close()
-
-
-@pytest.fixture
-def redis14(redis_url: str) -> str:
-    return on_db(redis_url, 14)
 
 
 def projector(events_url: str, redis_url: str, prefix: str, *args: str) -> subprocess.Popen[str]:
@@ -100,15 +95,15 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 
 async def test_killed_mid_stream_restarted_or_doubled_the_projector_builds_the_same(
-    events_url: str, feed: PostgresStore, redis14: str
+    events_url: str, feed: PostgresStore, redis_url: str
 ) -> None:
     prefixes = {run: f"e2e{run}{secrets.token_hex(4)}" for run in ("killed", "alone", "two")}
-    stores = {run: RedisProjectionStore.from_url(redis14, p) for run, p in prefixes.items()}
+    stores = {run: RedisProjectionStore.from_url(redis_url, p) for run, p in prefixes.items()}
     games = game_streams(120, 31)
     processes: list[subprocess.Popen[str]] = []
     try:
         await append_interleaved(feed, games[:20], 31)
-        killed = projector(events_url, redis14, prefixes["killed"])
+        killed = projector(events_url, redis_url, prefixes["killed"])
         processes.append(killed)
         await caught_up(stores["killed"], feed)
 
@@ -119,13 +114,13 @@ async def test_killed_mid_stream_restarted_or_doubled_the_projector_builds_the_s
         killed.wait(timeout=10)
         assert killed.returncode == -signal.SIGKILL
         await asyncio.sleep(0.5)  # appends carry on while it is down
-        restarted = projector(events_url, redis14, prefixes["killed"])
+        restarted = projector(events_url, redis_url, prefixes["killed"])
         processes.append(restarted)
         await streaming
         await caught_up(stores["killed"], feed)
 
-        alone = projector(events_url, redis14, prefixes["alone"])
-        first, second = (projector(events_url, redis14, prefixes["two"]) for _ in range(2))
+        alone = projector(events_url, redis_url, prefixes["alone"])
+        first, second = (projector(events_url, redis_url, prefixes["two"]) for _ in range(2))
         processes += [alone, first, second]
         await caught_up(stores["alone"], feed)
         await caught_up(stores["two"], feed)
@@ -149,22 +144,22 @@ async def test_killed_mid_stream_restarted_or_doubled_the_projector_builds_the_s
             stop(process)
         for run, store in stores.items():
             await store.close()
-            await forget(redis14, prefixes[run])
+            await forget(redis_url, prefixes[run])
 
 
 async def test_rebuild_by_name_switches_to_a_new_generation_and_exits(
-    events_url: str, feed: PostgresStore, redis14: str
+    events_url: str, feed: PostgresStore, redis_url: str
 ) -> None:
     prefix = f"e2erb{secrets.token_hex(4)}"
-    store = RedisProjectionStore.from_url(redis14, prefix)
+    store = RedisProjectionStore.from_url(redis_url, prefix)
     try:
         await append_interleaved(feed, game_streams(5, 40), 40)
-        first = projector(events_url, redis14, prefix, "--rebuild", "lobby")
+        first = projector(events_url, redis_url, prefix, "--rebuild", "lobby")
         out, err = first.communicate(timeout=60)
         assert first.returncode == 0, err
         before = await store.alias("lobby")
         assert out.strip() == f"rebuilt lobby: generation {before}"
-        again = projector(events_url, redis14, prefix, "--rebuild", "lobby")
+        again = projector(events_url, redis_url, prefix, "--rebuild", "lobby")
         out, err = again.communicate(timeout=60)
         assert again.returncode == 0, err
         after = await store.alias("lobby")
@@ -172,13 +167,13 @@ async def test_rebuild_by_name_switches_to_a_new_generation_and_exits(
         assert before is not None
         assert after > before
         assert await store.generations("lobby") == [after]
-        unknown = projector(events_url, redis14, prefix, "--rebuild", "nope")
+        unknown = projector(events_url, redis_url, prefix, "--rebuild", "nope")
         out, err = unknown.communicate(timeout=60)
         assert unknown.returncode == 2
         assert "no projection is called 'nope'" in err
     finally:
         await store.close()
-        await forget(redis14, prefix)
+        await forget(redis_url, prefix)
 
 
 def test_without_redis_the_projector_says_why_it_cannot_run() -> None:

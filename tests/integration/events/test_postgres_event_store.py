@@ -248,7 +248,7 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced(database_ur
     async with await raw(database_url) as admin:
         await admin.execute(
             "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
-            " WHERE application_name = %s",
+            " WHERE application_name = %s AND datname = current_database()",  # not another run's
             (name,),
         )
     try:

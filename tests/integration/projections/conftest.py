@@ -1,5 +1,5 @@
-"""Projection tests run against both stores: Redis (real, database 14, a key prefix of the
-test's own) and in memory. The event feed is a fresh embedded store per test, so that a
+"""Projection tests run against both stores: Redis (real, the worker's database, a key prefix
+of the test's own) and in memory. The event feed is a fresh embedded store per test, so that a
 read model can be compared with the whole feed it was built from."""
 
 from __future__ import annotations
@@ -15,12 +15,7 @@ from events.store import EmbeddedStore
 from projections.memory import MemoryProjectionStore
 from projections.redis_store import RedisProjectionStore
 from projections.store import ProjectionStore
-from tests.support.redis_keys import REDIS_DB, forget, on_db
-
-
-@pytest.fixture(scope="session")
-def redis14_url(redis_url: str) -> str:
-    return on_db(redis_url, REDIS_DB)
+from tests.support.redis_keys import forget
 
 
 @pytest.fixture
@@ -60,9 +55,9 @@ async def projection_stores(
 
 @pytest.fixture
 async def make_pstore(
-    store_kind: str, redis14_url: str, prefix: str
+    store_kind: str, redis_url: str, prefix: str
 ) -> AsyncIterator[Callable[[], ProjectionStore]]:
-    async with projection_stores(store_kind, redis14_url, prefix) as make:
+    async with projection_stores(store_kind, redis_url, prefix) as make:
         yield make
 
 

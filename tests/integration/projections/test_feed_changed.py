@@ -33,7 +33,7 @@ from projections.store import ProjectionStore
 from tests.integration.events.conftest import settled_checkpoint
 from tests.support.played_games import append_interleaved, game_streams
 from tests.support.projected import built_to, caught_up, dumps
-from tests.support.redis_keys import REDIS_DB, forget, on_db
+from tests.support.redis_keys import forget
 
 pytestmark = pytest.mark.integration
 
@@ -115,7 +115,7 @@ def databases(postgres_server_url: str) -> Iterator[Databases]:
 
 @pytest.fixture
 async def pstore(redis_url: str) -> AsyncIterator[RedisProjectionStore]:
-    url, prefix = on_db(redis_url, REDIS_DB), f"back{secrets.token_hex(4)}"
+    url, prefix = redis_url, f"back{secrets.token_hex(4)}"
     store = RedisProjectionStore.from_url(url, prefix)
     yield store
     await store.close()
@@ -159,14 +159,14 @@ async def from_zero(url: str, redis_url: str, mark: Checkpoint) -> dict[str, dic
     """Every read model built from zero from the database at `url`, through `mark`, into an
     empty prefix."""
     prefix = f"zero{secrets.token_hex(4)}"
-    store = RedisProjectionStore.from_url(on_db(redis_url, REDIS_DB), prefix)
+    store = RedisProjectionStore.from_url(redis_url, prefix)
     try:
         async with await PostgresStore.open(url) as feed:
             await built_to(Projector(fresh(), store, feed, grace=0), mark)
         return await dumps(store)
     finally:
         await store.close()
-        await forget(on_db(redis_url, REDIS_DB), prefix)
+        await forget(redis_url, prefix)
 
 
 @contextlib.asynccontextmanager

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 
 from events.schema.common import GameOptions
 from events.schema.lobby import GameCreated
@@ -29,7 +28,7 @@ from projections.status import statuses
 from projections.store import ProjectionStore
 from tests.support.lobby_oracle import expected_listings
 from tests.support.played_games import append_interleaved, game_streams
-from tests.support.redis_keys import forget
+from tests.support.redis_keys import address, forget, through
 from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration
@@ -195,19 +194,16 @@ async def test_a_projection_whose_code_version_changed_rebuilds_at_start(
     assert await pstore.generation("lobby", old) is None
 
 
-async def flush(store: ProjectionStore, redis14_url: str) -> None:
+async def flush(store: ProjectionStore, redis_url: str, prefix: str) -> None:
+    """Everything the store keeps is gone at once, as after a FLUSHDB (redis_keys.py)."""
     if isinstance(store, MemoryProjectionStore):
         store.flush()
         return
-    client = aioredis.Redis.from_url(redis14_url)
-    try:
-        await client.flushdb()  # database 14 is this suite's own
-    finally:
-        await client.aclose()
+    assert await forget(redis_url, prefix) > 0
 
 
 async def test_after_a_flush_the_projections_rebuild_themselves_key_for_key(
-    pstore: ProjectionStore, feed: EmbeddedStore, redis14_url: str
+    pstore: ProjectionStore, feed: EmbeddedStore, redis_url: str, prefix: str
 ) -> None:
     """Every projection of the catalog: each read model is what it was, key for key."""
     await append_interleaved(feed, game_streams(20, 9), 9)
@@ -226,7 +222,7 @@ async def test_after_a_flush_the_projections_rebuild_themselves_key_for_key(
         before = await dumps()
         assert all(before.values())
         assert (await pstore.page("lobby", "all", limit=1)).entries  # the alias is cached
-        await flush(pstore, redis14_url)
+        await flush(pstore, redis_url, prefix)
         # Until it is back: 503, never an empty lobby read from the flushed generation.
         with pytest.raises(ProjectionsUnavailable):
             await pstore.page("lobby", "all", limit=1)
@@ -245,10 +241,10 @@ def caught_up_check(store: ProjectionStore, feed: EmbeddedStore) -> Callable[[],
 
 
 async def test_a_silent_redis_fails_a_read_within_its_timeout_not_later(
-    redis14_url: str, prefix: str
+    redis_url: str, prefix: str
 ) -> None:
-    with TcpProxy.to_address("127.0.0.1", 6379) as proxy:
-        url = redis14_url.replace("127.0.0.1:6379", f"127.0.0.1:{proxy.port}")
+    with TcpProxy.to_address(*address(redis_url)) as proxy:
+        url = through(redis_url, proxy.port)
         store = RedisProjectionStore.from_url(url, prefix, timeout=0.5)
         try:
             live = await store.begin("demo", 1)
@@ -264,7 +260,7 @@ async def test_a_silent_redis_fails_a_read_within_its_timeout_not_later(
             await until(lambda: _answers(store))
         finally:
             await store.close()
-            await forget(redis14_url, prefix)
+            await forget(redis_url, prefix)
 
 
 async def _answers(store: ProjectionStore) -> bool:
@@ -272,11 +268,11 @@ async def _answers(store: ProjectionStore) -> bool:
 
 
 async def test_while_redis_is_down_readers_get_unavailable_and_the_projector_catches_up_after(
-    feed: EmbeddedStore, redis14_url: str, prefix: str
+    feed: EmbeddedStore, redis_url: str, prefix: str
 ) -> None:
     await append_interleaved(feed, game_streams(6, 12), 12)
-    with TcpProxy.to_address("127.0.0.1", 6379) as proxy:
-        url = redis14_url.replace("127.0.0.1:6379", f"127.0.0.1:{proxy.port}")
+    with TcpProxy.to_address(*address(redis_url)) as proxy:
+        url = through(redis_url, proxy.port)
         store = RedisProjectionStore.from_url(url, prefix, timeout=0.5)
         projector = Projector(PROJECTIONS, store, feed, poll=0.1, grace=0)
         try:
@@ -290,14 +286,17 @@ async def test_while_redis_is_down_readers_get_unavailable_and_the_projector_cat
                     0,
                     [NewEvent(uuid.uuid4(), GameCreated("golf", 2, GameOptions(), "c" * 64))],
                 )
-                await asyncio.sleep(0.5)
-                assert projector.progress["lobby"].state == "waiting"
+
+                async def waiting() -> bool:
+                    return projector.progress["lobby"].state == "waiting"
+
+                await until(waiting)
                 proxy.restore()
                 await until(lambda: store.get("lobby", "game:0123456789abcdef"))
                 await until(caught_up_check(store, feed))
         finally:
             await store.close()
-            await forget(redis14_url, prefix)
+            await forget(redis_url, prefix)
 
 
 async def test_a_build_abandoned_half_way_is_dropped_by_the_next_one(
@@ -321,8 +320,11 @@ async def test_an_older_projector_leaves_a_newer_version_live_and_waits(
     with pytest.raises(NewerVersion):
         await older.ensure(LobbyProjection())
     following = asyncio.create_task(older.follow(LobbyProjection()))
-    await asyncio.sleep(0.3)
-    assert older.progress["lobby"].state == "outdated"
+
+    async def outdated() -> bool:
+        return older.progress["lobby"].state == "outdated"
+
+    await until(outdated)
     following.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await following

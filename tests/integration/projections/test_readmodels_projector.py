@@ -1,9 +1,7 @@
 """The scoreboard, players and replay read models built by the real projector from a real
 event store into both projection stores (Redis and memory): they agree with the
 recomputation from the events, through a restart with empty fold caches, with two
-projectors at once, and a flushed Redis rebuilds them equal key for key.
-
-Redis tests here that flush use database 13 (this read models' own), never another."""
+projectors at once, and a flushed Redis rebuilds them equal key for key."""
 
 from __future__ import annotations
 
@@ -14,7 +12,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 from events.store import START, EmbeddedStore, NewEvent
 from events.store.base import RecordedEvent
@@ -28,14 +25,13 @@ from projections.store import ProjectionStore
 from service.read.readmodels import ProjectedReplays
 from service.read.replay import replay_hand
 from tests.api.server import free_port
-from tests.integration.projections.conftest import on_db, projection_stores
+from tests.integration.projections.conftest import projection_stores
 from tests.support import readmodel_reference as reference
 from tests.support.feeds import random_feed, streams_of
 from tests.support.played_games import append_interleaved
+from tests.support.redis_keys import forget
 
 pytestmark = pytest.mark.integration
-
-REDIS_DB = 13
 
 
 def read_models() -> list[Any]:
@@ -44,15 +40,10 @@ def read_models() -> list[Any]:
 
 
 @pytest.fixture
-def redis13_url(redis_url: str) -> str:
-    return on_db(redis_url, REDIS_DB)
-
-
-@pytest.fixture
 async def make_store(
-    store_kind: str, redis13_url: str, prefix: str
+    store_kind: str, redis_url: str, prefix: str
 ) -> AsyncIterator[Callable[[], ProjectionStore]]:
-    async with projection_stores(store_kind, redis13_url, prefix) as make:
+    async with projection_stores(store_kind, redis_url, prefix) as make:
         yield make
 
 
@@ -156,7 +147,7 @@ async def test_two_projectors_at_once_agree(
 
 @pytest.mark.parametrize("store_kind", ["redis"])
 async def test_a_flushed_redis_is_rebuilt_equal_key_for_key(
-    make_store: Callable[[], ProjectionStore], feed: EmbeddedStore, redis13_url: str
+    make_store: Callable[[], ProjectionStore], feed: EmbeddedStore, redis_url: str, prefix: str
 ) -> None:
     await fill(feed, seed=24, games=15)
     store = make_store()
@@ -167,11 +158,7 @@ async def test_a_flushed_redis_is_rebuilt_equal_key_for_key(
         assert number is not None
         before[projection.name] = dict(await store.dump(projection.name, number))
         assert before[projection.name]
-    client = aioredis.Redis.from_url(redis13_url)
-    try:
-        await client.flushdb()
-    finally:
-        await client.aclose()
+    assert await forget(redis_url, prefix) > 0  # a flush, as the store sees it
     again = make_store()
     await build(again, feed)
     for projection in read_models():
@@ -224,7 +211,7 @@ async def test_replays_are_folded_from_the_store_and_kept(
 
 
 async def test_a_redis_that_does_not_answer_leaves_the_replay_to_the_caller() -> None:
-    dead = RedisProjectionStore.from_url(f"redis://127.0.0.1:{free_port()}/13", "rmdead", 0.5)
+    dead = RedisProjectionStore.from_url(f"redis://127.0.0.1:{free_port()}", "rmdead", 0.5)
     try:
         assert await ProjectedReplays().replay(dead, "00000000000000aa", 1) is None
     finally:

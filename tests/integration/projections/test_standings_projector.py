@@ -3,9 +3,7 @@ into both projection stores (Redis and memory): the standings read back equal th
 recomputed from the events; a projector stopped half way and a new process (fresh
 projections: the ratings find each game's names in their own documents) carry on to the same
 keys and values as one run from zero; a flushed Redis and a new generation rebuild them equal key
-for key.
-
-Redis tests here that flush use database 10 (the standings' own), never another."""
+for key."""
 
 from __future__ import annotations
 
@@ -14,7 +12,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 from events.store import EmbeddedStore
 from projections import standings as model
@@ -24,7 +21,7 @@ from projections.runner import Runner
 from projections.standings import StandingsProjection
 from projections.store import ProjectionStore
 from tests.integration.projections.conftest import projection_stores
-from tests.support.redis_keys import on_db
+from tests.support.redis_keys import forget
 from tests.support.tournament_history import (
     Entry,
     append_history,
@@ -35,16 +32,9 @@ from tests.support.tournament_history import (
 
 pytestmark = pytest.mark.integration
 
-REDIS_DB = 10
-
 
 def read_models() -> list[Any]:
     return [StandingsProjection(), Ratings()]
-
-
-@pytest.fixture
-def redis10_url(redis_url: str) -> str:
-    return on_db(redis_url, REDIS_DB)
 
 
 @pytest.fixture
@@ -54,9 +44,9 @@ def prefix() -> str:
 
 @pytest.fixture
 async def make_store(
-    store_kind: str, redis10_url: str, prefix: str
+    store_kind: str, redis_url: str, prefix: str
 ) -> AsyncIterator[Callable[[], ProjectionStore]]:
-    async with projection_stores(store_kind, redis10_url, prefix) as make:
+    async with projection_stores(store_kind, redis_url, prefix) as make:
         yield make
 
 
@@ -149,17 +139,13 @@ async def test_stopped_half_way_and_restarted_it_ends_as_one_run_from_zero(
 
 @pytest.mark.parametrize("store_kind", ["redis"])
 async def test_a_flushed_redis_is_rebuilt_equal_key_for_key(
-    make_store: Callable[[], ProjectionStore], feed: EmbeddedStore, redis10_url: str
+    make_store: Callable[[], ProjectionStore], feed: EmbeddedStore, redis_url: str, prefix: str
 ) -> None:
     await append_all(feed, histories(3, 3))
     store = make_store()
     await build(store, feed)
     before = await dumps(store)
-    client = aioredis.Redis.from_url(redis10_url)
-    try:
-        await client.flushdb()
-    finally:
-        await client.aclose()
+    assert await forget(redis_url, prefix) > 0  # a flush, as the store sees it
     again = make_store()
     await build(again, feed)
     assert await dumps(again) == before

@@ -31,7 +31,7 @@ from projections.runner import Runner
 from tests.integration.events.conftest import settled_checkpoint
 from tests.support.played_games import append_interleaved, game_streams
 from tests.support.projected import built_to, caught_up, differences, dumps
-from tests.support.redis_keys import REDIS_DB, forget, on_db
+from tests.support.redis_keys import forget
 from tests.support.services import throwaway_database
 from tests.support.tournament_history import append_history, tournament_history
 
@@ -78,7 +78,7 @@ def own_database(postgres_server_url: str) -> Iterator[str]:
 @pytest.fixture
 async def redis14(redis_url: str) -> AsyncIterator[tuple[str, list[str]]]:
     """The projection tests' Redis database and the prefixes used (forgotten afterwards)."""
-    url = on_db(redis_url, REDIS_DB)
+    url = redis_url
     prefixes: list[str] = []
     yield url, prefixes
     for prefix in prefixes:

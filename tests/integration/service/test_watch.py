@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from events.schema.common import GameOptions
-from events.store import EventStore
+from events.store import Checkpoint, EventStore
 from service.live.watch import Watcher
 from service.ops.metrics import Metrics
 from service.play.games import GameService
@@ -34,15 +34,32 @@ class CountingReads:
         store.read_stream = read_stream  # type: ignore[method-assign]
 
 
+class HeadRead:
+    """Set once the store has answered a first `feed_head()` (wraps the real method)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.done = asyncio.Event()
+        original = store.feed_head
+
+        async def feed_head() -> Checkpoint:
+            head = await original()
+            self.done.set()
+            return head
+
+        store.feed_head = feed_head  # type: ignore[method-assign]
+
+
 async def test_the_watcher_hears_of_an_append_by_another_writer_to_a_watched_game(
     store: EventStore,
 ) -> None:
     here, elsewhere = GameService(store, Metrics()), GameService(store, Metrics())
     record, _ = await here.create("golf", 2, GameOptions(hands=1), "")
     watcher = Watcher(store, here, idle_check=0.5)
+    head_read = HeadRead(store)
     watcher.start()
     try:
-        await asyncio.sleep(0.3)  # the watcher has read the feed's head
+        # it tails the feed from its head then: an append before that it would never hear of
+        await asyncio.wait_for(head_read.done.wait(), WAIT)
         with watcher.subscribe(record.game_id) as news:
             changed = news.changed
             await elsewhere.claim(record.game_id, None, "ann")
