@@ -18,11 +18,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import psycopg
 import pytest
-import structlog
 from psycopg import conninfo, sql
 
 from events.migrate import migrate
 from events.store import Checkpoint, PostgresStore, StoreUnavailable
+from projections import projector as projector_module
 from projections.base import ProjectionsUnavailable
 from projections.catalog import PROJECTIONS, fresh
 from projections.lobby import listing_key
@@ -31,6 +31,7 @@ from projections.redis_store import RedisProjectionStore
 from projections.status import rebuild_counts, render_metrics
 from projections.store import ProjectionStore
 from tests.integration.events.conftest import settled_checkpoint
+from tests.support.logs import captured_logs
 from tests.support.played_games import append_interleaved, game_streams
 from tests.support.projected import built_to, caught_up, dumps
 from tests.support.redis_keys import forget
@@ -187,7 +188,10 @@ async def projector_on(url: str, pstore: ProjectionStore) -> AsyncIterator[Postg
 
 
 async def test_a_database_created_again_under_a_running_projector_is_projected_from_zero(
-    databases: Databases, pstore: RedisProjectionStore, redis_url: str
+    databases: Databases,
+    pstore: RedisProjectionStore,
+    redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Given the projections built from a database, when it is dropped and another one
     (migrated, with other games, fewer events) takes its name under the running projector,
@@ -196,7 +200,7 @@ async def test_a_database_created_again_under_a_running_projector_is_projected_f
     place = databases.create()
     url = databases.url(place)
     old = await append_games(url, 10, seed=31)
-    with structlog.testing.capture_logs() as logs:
+    with captured_logs(monkeypatch, projector_module, "fairway.projections") as logs:
         async with projector_on(url, pstore) as looking:
             await asyncio.wait_for(serving(pstore, looking, old[0]), 120)
             was = await looking.installation()
