@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
@@ -18,6 +22,7 @@ from service.http.connections import (
     raise_descriptor_limit,
 )
 from service.http.middleware import ClientAddresses
+from service.ops.metrics import MULTIPROCESS
 from service.ops.settings import Settings
 
 
@@ -66,8 +71,24 @@ def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Conf
         # uvicorn would otherwise believe X-Forwarded-For from any loopback peer, and each
         # request could pick its own rate-limit bucket (tests/api/test_api_hostile.py).
         "proxy_headers": False,
+        # SIGTERM: stop listening, end the event streams with a reconnect hint
+        # (service/http/connections.py), give the requests in flight this long.
+        "timeout_graceful_shutdown": settings.shutdown_grace,
     }
     return _Config(app, limits, **(defaults | options))
+
+
+@contextmanager
+def shared_metrics() -> Iterator[None]:
+    """A fresh directory where the workers (spawned after this, inheriting the variable)
+    keep their metrics for one another; removed when they have stopped."""
+    directory = tempfile.mkdtemp(prefix="fairway-metrics-")
+    os.environ[MULTIPROCESS] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS]
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> int:
@@ -97,9 +118,12 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
         workers=workers,
     )
     server = uvicorn.Server(config)
+    # The workers name the instance alike in /metrics (service/ops/metrics.py).
+    os.environ["FAIRWAY_INSTANCE"] = settings.instance or f"{socket.gethostname()}:{os.getpid()}"
     try:
         if workers > 1:
-            Multiprocess(config, sockets=[config.bind_socket()]).run()
+            with shared_metrics():
+                Multiprocess(config, sockets=[config.bind_socket()]).run()
         else:
             server.run()
     except KeyboardInterrupt:

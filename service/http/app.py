@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -34,10 +35,12 @@ from service.http.controllers.standings import StandingsController
 from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.variants import VariantController
-from service.http.middleware import StreamSlots, TokenBuckets, make_middleware
+from service.http.middleware import StreamSlots, make_middleware
 from service.http.openapi_doc import complete
 from service.http.problems import EXCEPTION_HANDLERS
+from service.http.ratelimit import rate_limit
 from service.live.watch import Watcher
+from service.ops.background import Background
 from service.ops.logging import configure_logging, log
 from service.ops.metrics import Metrics
 from service.ops.settings import Settings
@@ -145,8 +148,14 @@ def create_app(
     out turn clocks; service/referee/referee.py)."""
     settings = settings or Settings.from_env()
     configure_logging(settings.log_level, settings.log_format)
-    metrics = Metrics()
-    buckets = TokenBuckets(settings.rate_limit_per_second, settings.rate_limit_burst)
+    metrics = Metrics(settings.instance)
+    limiter = rate_limit(
+        settings.redis_url,
+        settings.redis_prefix,
+        settings.rate_limit_per_second,
+        settings.rate_limit_burst,
+        metrics,
+    )
     stream_slots = StreamSlots(settings.max_streams_per_client)
     holder: dict[str, object] = {}
 
@@ -201,10 +210,20 @@ def create_app(
         )
         if settings.referee:
             referee.start()
+            metrics.sample("referee_tables", lambda: len(referee.tables))
+        games: GameService = holder["games"]  # type: ignore[assignment]
+        metrics.sample("cache_events", lambda: games.cache.events)
+        metrics.sample("cache_games", lambda: len(games.cache))
+        sampler = Background("fairway-metrics", lambda: _sampling(metrics))
+        if metrics.multiprocess:
+            sampler.start()
         log.info("started", store=type(opened).__name__, referee=settings.referee)
         try:
             yield
         finally:
+            await sampler.stop()
+            await limiter.close()
+            metrics.close()
             await referee.stop()
             await watcher.stop()
             await keeper.stop()
@@ -261,11 +280,19 @@ def create_app(
         debug=False,
     )
     # Around the router rather than inside each route, so that it sees every request.
-    middleware = make_middleware(metrics, buckets, stream_slots, settings.trusted_proxies)
+    middleware = make_middleware(metrics, limiter, stream_slots, settings.trusted_proxies)
     app.asgi_handler = middleware(app.asgi_handler)
     complete(app)
     document(app.openapi_schema)
     return app
+
+
+async def _sampling(metrics: Metrics, every: float = 5.0) -> None:
+    """With several workers: this worker's sampled gauges, kept current for whoever answers
+    the scrape (service/ops/metrics.py)."""
+    while True:
+        metrics.refresh()
+        await asyncio.sleep(every)
 
 
 def receipt_key(settings: Settings) -> ReceiptKey:

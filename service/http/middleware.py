@@ -1,5 +1,6 @@
-"""One ASGI middleware: request id, client, rate limit, access log and metrics for every
-request; and the rules that name a request's client, which every limit per client uses."""
+"""One ASGI middleware: request id, client, rate limit (service/http/ratelimit.py), access log
+and metrics for every request; and the rules that name a request's client, which every limit
+per client uses."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import math
 import re
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,6 +18,7 @@ import structlog
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.contract.problems import ALL_CODES, PROBLEM_JSON, Problem
+from service.http.ratelimit import RateLimit
 from service.ops.logging import log
 from service.ops.metrics import Metrics
 
@@ -35,32 +36,6 @@ request itself, with the status it sent: what the application sends after that g
 and the log and metrics count this status."""
 _SLOT = "fairway.stream_slot"
 """Set in the scope of a stream that holds a slot (`StreamSlots`): its client."""
-
-
-class TokenBuckets:
-    """A token bucket per client: `rate` tokens a second, at most `burst` saved up.
-
-    At most `capacity` buckets are kept. When a new client would pass that, the bucket used
-    least recently goes: usually it has refilled and holds nothing worth keeping, and a busy
-    client's bucket, used on each of its requests, stays.
-    """
-
-    def __init__(
-        self, rate: float, burst: int, capacity: int = 100_000, clock: Any = time.monotonic
-    ) -> None:
-        self.rate, self.burst, self.capacity, self.clock = rate, burst, capacity, clock
-        self.buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-
-    def take(self, client: str) -> float:
-        """0 if the request may go on, else the seconds until a token is available."""
-        now = self.clock()
-        tokens, last = self.buckets.pop(client, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - last) * self.rate)
-        wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
-        self.buckets[client] = (tokens - 1 if tokens >= 1 else tokens, now)
-        if len(self.buckets) > self.capacity:
-            self.buckets.popitem(last=False)
-        return wait
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -172,7 +147,7 @@ def _address(text: str) -> Address | None:
 
 def make_middleware(
     metrics: Metrics,
-    buckets: TokenBuckets,
+    limiter: RateLimit,
     streams: StreamSlots,
     trusted_proxies: Iterable[str] = (),
 ) -> Callable[[ASGIApp], ASGIApp]:
@@ -214,7 +189,7 @@ def make_middleware(
 
             client = scope[CLIENT] = client_of(scope)  # type: ignore[literal-required]
             try:
-                wait = 0.0 if path in _UNLIMITED else buckets.take(client)
+                wait = 0.0 if path in _UNLIMITED else await limiter.take(client)
                 if wait:
                     await _too_many(send_with_id, path, wait)
                 else:

@@ -1,79 +1,252 @@
-"""Prometheus text exposition of a few counters and one latency histogram, no dependency."""
+"""The service's Prometheus metrics, kept by prometheus-client, and added up across the worker
+processes of one instance.
+
+With several workers (`fairway serve --workers N`) each worker is a process of its own, and
+one that answered /metrics from its own memory would show its share only: a counter scraped
+twice could go down. `fairway serve` then gives the workers a fresh directory in
+PROMETHEUS_MULTIPROC_DIR (made at start, removed when it stops), where prometheus-client keeps
+every value in a memory-mapped file per process; the worker that answers a scrape reads all of
+them and adds them up. Counters and histograms sum over every worker that ever ran (a counter
+never goes down, even when a worker is replaced); gauges sum the live workers (`livesum`: a
+worker that stops takes its share away; one killed with -9 leaves its last values until the
+instance restarts). Without several workers the values live in the process, as usual.
+
+What it shows: HELP and TYPE for every family; the counters the service keeps, each present
+from zero; HTTP requests by method, route and status and their latency by route; the gauges
+(event streams open, the cache's weight, the referee's tables); the process's CPU, memory and
+descriptors (`process_*`, one set per worker labelled by `pid` when there are several) and
+`python_info`; and `fairway_instance_info{instance}`, which names the instance
+(FAIRWAY_INSTANCE, else the host name and the pid of `fairway serve`). The projections' gauges
+are read from the projection store at each scrape (service/read/projections.py).
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import os
+import re
+import socket
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
+from prometheus_client import (
+    GC_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.metrics_core import Metric
+
+disable_created_metrics()  # no `_created` series beside each counter: nobody reads them here
+
+MULTIPROCESS = "PROMETHEUS_MULTIPROC_DIR"
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+COUNTERS = {
+    "commands": "Commands that appended events.",
+    "append_conflicts": "Appends that lost the race for a stream's version (retried).",
+    "idempotent_replays": "Requests answered from an earlier one with the same Idempotency-Key.",
+    "chain_broken": "Game histories whose hash chain did not verify when loaded.",
+    "sse_events_delivered": "Events sent on live event streams.",
+    "rate_limit_fallbacks": "Requests limited by this process's own bucket because the shared "
+    "one in Redis did not answer.",
+}
+LABELLED = {
+    "turns_played_for": (
+        "reason",
+        ("timeout", "resigned", "withdrawn"),
+        "Turns the referee played for a seat, by reason.",
+    ),
+    "events_unreadable": (
+        "kind",
+        ("newer", "garbage"),
+        "Stored events this version cannot read, by kind.",
+    ),
+}
+GAUGES = {
+    "sse_streams_open": "Live event streams open (SSE subscribers).",
+    "cache_events": "Weight of the games kept in memory, in events (FAIRWAY_CACHE_EVENTS).",
+    "cache_games": "Games kept in memory.",
+    "referee_tables": "Live games the referee watches (a turn clock or a resigned seat).",
+}
+
+
+def instance_name() -> str:
+    """FAIRWAY_INSTANCE, else this host and this process (`fairway serve` sets the variable
+    for its workers, so that they all give the same name)."""
+    return os.environ.get("FAIRWAY_INSTANCE", "").strip() or (
+        f"{socket.gethostname()}:{os.getpid()}"
+    )
 
 
 class Metrics:
-    def __init__(self) -> None:
-        self.requests: dict[tuple[str, str, int], int] = defaultdict(int)
-        self.latency_counts: dict[str, list[int]] = {}
-        self.latency_sums: dict[str, float] = defaultdict(float)
-        self.counters: dict[str, int] = defaultdict(int)
-        self.gauges: dict[str, int] = defaultdict(int)
-        """Values that go up and down (open event streams), rendered as they are now."""
-        self.labelled: dict[tuple[str, str, str], int] = defaultdict(int)
-        """Counters with one label: (name, label, value)."""
+    """One process's metrics. The method names are the service's vocabulary: `count` and
+    `count_by` for counters, `gauge` for a value that goes up and down, `sample` for a gauge
+    read from its source at each scrape, `observe_request` for the middleware."""
+
+    def __init__(self, instance: str | None = None) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.multiprocess = MULTIPROCESS in os.environ
+        self._counters: dict[str, Counter] = {}
+        self._gauges: dict[str, Gauge] = {}
+        self._samplers: dict[str, Callable[[], float]] = {}
+        self._requests = Counter(
+            "fairway_http_requests",
+            "HTTP requests by method, route and status.",
+            ("method", "route", "status"),
+            registry=self.registry,
+        )
+        self._latency = Histogram(
+            "fairway_http_request_seconds",
+            "HTTP request latency by route.",
+            ("route",),
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
+        for name, text in COUNTERS.items():
+            self._counter(name, text)
+        for name, (label, values, text) in LABELLED.items():
+            counter = self._counter(name, text, label)
+            for value in values:
+                counter.labels(value)
+        for name, text in GAUGES.items():
+            self._gauge(name, text)
+        info = Gauge(
+            "fairway_instance_info",
+            "The instance these metrics come from (FAIRWAY_INSTANCE, or host:pid).",
+            ("instance",),
+            registry=self.registry,
+            multiprocess_mode="max",
+        )
+        info.labels(instance or instance_name()).set(1)
+        if not self.multiprocess:
+            ProcessCollector(registry=self.registry)
+            PlatformCollector(registry=self.registry)
+            self.registry.register(GC_COLLECTOR)
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
-        self.requests[(method, route, status)] += 1
-        counts = self.latency_counts.setdefault(route, [0] * (len(_BUCKETS) + 1))
-        for i, bound in enumerate(_BUCKETS):
-            if seconds <= bound:
-                counts[i] += 1
-                break
-        else:
-            counts[-1] += 1
-        self.latency_sums[route] += seconds
+        self._requests.labels(method, route, str(status)).inc()
+        self._latency.labels(route).observe(seconds)
 
     def count(self, name: str, amount: int = 1) -> None:
-        self.counters[name] += amount
+        self._counter(name).inc(amount)
 
     def count_by(self, name: str, label: str, value: str, amount: int = 1) -> None:
         """A counter split by one label (`turns_played_for` by `reason`)."""
-        self.labelled[(name, label, value)] += amount
+        self._counter(name, None, label).labels(value).inc(amount)
 
-    def gauge(self, name: str, change: int) -> None:
-        self.gauges[name] += change
+    def gauge(self, name: str, change: float) -> None:
+        """Move a gauge by `change` (a stream opens: +1; it closes: -1)."""
+        self._gauge(name).inc(change)
+
+    def sample(self, name: str, read: Callable[[], float]) -> None:
+        """A gauge whose value `read` gives, taken at each scrape and at each `refresh`."""
+        self._gauge(name)
+        self._samplers[name] = read
+
+    def refresh(self) -> None:
+        """Take the sampled gauges' values now: the answering worker does at each scrape;
+        with several workers each also does every few seconds (service/http/app.py), so that
+        its share is current whoever answers."""
+        for name, read in self._samplers.items():
+            self._gauges[name].set(read())
+
+    def close(self) -> None:
+        """This worker stops: its share of the live gauges goes."""
+        if self.multiprocess:
+            multiprocess.mark_process_dead(os.getpid())
 
     def render(self) -> str:
-        out = [
-            "# HELP fairway_http_requests_total HTTP requests by method, route and status.",
-            "# TYPE fairway_http_requests_total counter",
-        ]
-        for (method, route, status), n in sorted(self.requests.items()):
-            out.append(
-                f'fairway_http_requests_total{{method="{method}",route="{route}",'
-                f'status="{status}"}} {n}'
+        self.refresh()
+        if not self.multiprocess:
+            return generate_latest(self.registry).decode()
+        everyone = CollectorRegistry()
+        multiprocess.MultiProcessCollector(everyone)
+        PlatformCollector(registry=everyone)
+        everyone.register(_WorkerProcesses(Path(os.environ[MULTIPROCESS])))
+        return generate_latest(everyone).decode()
+
+    def value(self, name: str, **labels: str) -> float:
+        """This process's count of `name` (a counter, else a gauge); 0 when never counted."""
+        for sample in (f"fairway_{name}_total", f"fairway_{name}"):
+            found = self.registry.get_sample_value(sample, labels)
+            if found is not None:
+                return found
+        return 0.0
+
+    @property
+    def counters(self) -> _Readings:
+        """`counters["commands"]`: this process's count (tests read it)."""
+        return _Readings(self.value)
+
+    @property
+    def labelled(self) -> _Readings:
+        """`labelled[("turns_played_for", "reason", "timeout")]`: one label's count."""
+        return _Readings(lambda key: self.value(key[0], **{key[1]: key[2]}))
+
+    @property
+    def gauges(self) -> _Readings:
+        return _Readings(self.value)
+
+    def _counter(self, name: str, text: str | None = None, label: str | None = None) -> Counter:
+        counter = self._counters.get(name)
+        if counter is None:
+            counter = self._counters[name] = Counter(
+                f"fairway_{name}",
+                text or f"Counted by the service: {name.replace('_', ' ')}.",
+                () if label is None else (label,),
+                registry=self.registry,
             )
-        out += [
-            "# HELP fairway_http_request_seconds HTTP request latency by route.",
-            "# TYPE fairway_http_request_seconds histogram",
-        ]
-        for route, counts in sorted(self.latency_counts.items()):
-            cumulative = 0
-            for bound, n in zip((*_BUCKETS, float("inf")), counts, strict=True):
-                cumulative += n
-                le = "+Inf" if bound == float("inf") else repr(bound)
-                out.append(
-                    f'fairway_http_request_seconds_bucket{{route="{route}",le="{le}"}} {cumulative}'
+        return counter
+
+    def _gauge(self, name: str, text: str | None = None) -> Gauge:
+        gauge = self._gauges.get(name)
+        if gauge is None:
+            gauge = self._gauges[name] = Gauge(
+                f"fairway_{name}",
+                text or f"Kept by the service: {name.replace('_', ' ')}.",
+                registry=self.registry,
+                multiprocess_mode="livesum",
+            )
+        return gauge
+
+
+class _Readings:
+    def __init__(self, read: Callable[[Any], float]) -> None:
+        self._read = read
+
+    def __getitem__(self, key: Any) -> float:
+        return self._read(key)
+
+
+_PID = re.compile(r"_(\d+)\.db$")
+
+
+class _WorkerProcesses:
+    """The `process_*` metrics of each live worker, labelled by its `pid`: with several
+    workers there is no one process to describe, and these values do not add up."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def collect(self) -> Iterable[Metric]:
+        pids = sorted(
+            {int(m.group(1)) for p in self.directory.iterdir() if (m := _PID.search(p.name))}
+        )
+        merged: dict[str, Metric] = {}
+        for pid in pids:
+            if not Path(f"/proc/{pid}").exists():
+                continue
+            for family in ProcessCollector(pid=lambda pid=pid: pid, registry=None).collect():
+                into = merged.setdefault(
+                    family.name, Metric(family.name, family.documentation, family.type)
                 )
-            out.append(
-                f'fairway_http_request_seconds_sum{{route="{route}"}} '
-                f"{self.latency_sums[route]:.6f}"
-            )
-            out.append(f'fairway_http_request_seconds_count{{route="{route}"}} {cumulative}')
-        for name, n in sorted(self.counters.items()):
-            out += [f"# TYPE fairway_{name}_total counter", f"fairway_{name}_total {n}"]
-        typed: set[str] = set()
-        for (name, label, value), n in sorted(self.labelled.items()):
-            if name not in typed:
-                typed.add(name)
-                out.append(f"# TYPE fairway_{name}_total counter")
-            out.append(f'fairway_{name}_total{{{label}="{value}"}} {n}')
-        for name, n in sorted(self.gauges.items()):
-            out += [f"# TYPE fairway_{name} gauge", f"fairway_{name} {n}"]
-        return "\n".join(out) + "\n"
+                for s in family.samples:
+                    into.add_sample(s.name, {**s.labels, "pid": str(pid)}, s.value)
+        return list(merged.values())

@@ -121,6 +121,13 @@ class Settings(msgspec.Struct, frozen=True):
     round_keeper: bool = True
     """FAIRWAY_ROUND_KEEPER: close tournament rounds from this process when their last game
     ends (service/tournaments/rounds.py). Any number of processes may; each round closes once."""
+    instance: str | None = None
+    """FAIRWAY_INSTANCE: the name /metrics gives this instance (`fairway_instance_info`);
+    unset, the host name and the pid of `fairway serve`."""
+    shutdown_grace: float = 10.0
+    """FAIRWAY_SHUTDOWN_GRACE: seconds a stopping instance (SIGTERM) gives the requests in
+    flight to finish; it stops taking new ones and ends its event streams with a reconnect
+    hint at once, and cancels what is left when the grace is over."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -180,6 +187,8 @@ class Settings(msgspec.Struct, frozen=True):
             referee_tick=read("FAIRWAY_REFEREE_TICK", default.referee_tick, positive),
             admin_key=read.text("FAIRWAY_ADMIN_KEY"),
             round_keeper=read("FAIRWAY_ROUND_KEEPER", default.round_keeper, flag),
+            instance=read.text("FAIRWAY_INSTANCE"),
+            shutdown_grace=read("FAIRWAY_SHUTDOWN_GRACE", default.shutdown_grace, positive),
         )
 
 

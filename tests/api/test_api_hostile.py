@@ -320,7 +320,7 @@ def test_a_client_gone_mid_body_is_a_400_not_a_500(api_base: str, http: httpx.Cl
     def counted(status: int) -> int:
         metrics = http.get("/metrics").text
         line = f'fairway_http_requests_total{{method="POST",route="/games",status="{status}"}}'
-        return sum(int(row.split()[-1]) for row in metrics.splitlines() if row.startswith(line))
+        return sum(float(row.split()[-1]) for row in metrics.splitlines() if row.startswith(line))
 
     before = counted(400), counted(500)
     host, port = api_base.removeprefix("http://").split(":")

@@ -141,7 +141,7 @@ def test_an_undecodable_row_stops_its_own_stream_and_nothing_else(
         assert projections.status_code == 200, projections.text
         assert {p["state"] for p in projections.json()["projections"]} == {"running"}
         metrics = http.get("/metrics").text
-        assert f'fairway_events_unreadable_total{{kind="{kind}"}} 1\n' in metrics
+        assert f'fairway_events_unreadable_total{{kind="{kind}"}} 1.0\n' in metrics
 
     reported = [
         r

@@ -80,10 +80,14 @@ class Served:
 
 @contextmanager
 def serving(
-    data_dir: Path, *python_options: str, env: dict[str, str] | None = None
+    data_dir: Path,
+    *python_options: str,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
 ) -> Iterator[Served]:
-    """`fairway serve` on a free port with the embedded store in `data_dir`, until the block
-    ends (SIGINT, as an operator's Ctrl-C); `python_options` go to the interpreter."""
+    """`fairway serve` on a free port with the embedded store in `data_dir` (unless `env`
+    names a DATABASE_URL), until the block ends (SIGINT, as an operator's Ctrl-C);
+    `python_options` go to the interpreter, `args` to `fairway serve`."""
     port = free_port()
     environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     environment |= {"FAIRWAY_DATA_DIR": str(data_dir), "FAIRWAY_LOG_FORMAT": "json"}
@@ -99,6 +103,7 @@ def serving(
                 "serve",
                 "--port",
                 str(port),
+                *args,
             ],
             cwd=ROOT,
             env=environment,

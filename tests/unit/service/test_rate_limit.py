@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from service.http.middleware import ClientAddresses, TokenBuckets
+from service.http.middleware import ClientAddresses
+from service.http.ratelimit import TokenBuckets
 from service.ops.settings import Settings
 
 pytestmark = pytest.mark.unit
@@ -23,33 +24,33 @@ class Clock:
 def test_a_client_gets_its_burst_then_waits_for_the_rate() -> None:
     clock = Clock()
     buckets = TokenBuckets(rate=2.0, burst=3, clock=clock)
-    assert [buckets.take("a") for _ in range(3)] == [0.0, 0.0, 0.0]
-    assert buckets.take("a") == pytest.approx(0.5)
-    assert buckets.take("b") == 0.0, "another client has its own bucket"
+    assert [buckets.take_now("a") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert buckets.take_now("a") == pytest.approx(0.5)
+    assert buckets.take_now("b") == 0.0, "another client has its own bucket"
     clock.now = 0.5
-    assert buckets.take("a") == 0.0
+    assert buckets.take_now("a") == 0.0
 
 
 def test_the_table_stays_bounded_and_a_busy_client_keeps_its_limit() -> None:
     buckets = TokenBuckets(rate=1.0, burst=5, capacity=100, clock=Clock())
     for _ in range(5):
-        buckets.take("heavy")
+        buckets.take_now("heavy")
     for other in range(100_000):
-        buckets.take(f"other-{other}")
+        buckets.take_now(f"other-{other}")
         if other % 50 == 0:
-            assert buckets.take("heavy") > 0, f"forgotten after {other} others"
+            assert buckets.take_now("heavy") > 0, f"forgotten after {other} others"
         assert len(buckets.buckets) <= 100
 
 
 def test_only_the_least_recently_used_bucket_is_forgotten() -> None:
     buckets = TokenBuckets(rate=1.0, burst=1, capacity=3, clock=Clock())
     for client in ("a", "b", "c"):
-        buckets.take(client)
-    buckets.take("a")  # refused, and now the most recently used
-    buckets.take("d")  # "b" goes
+        buckets.take_now(client)
+    buckets.take_now("a")  # refused, and now the most recently used
+    buckets.take_now("d")  # "b" goes
     assert list(buckets.buckets) == ["c", "a", "d"]
-    assert buckets.take("a") > 0
-    assert buckets.take("c") > 0
+    assert buckets.take_now("a") > 0
+    assert buckets.take_now("c") > 0
 
 
 def scope(peer: str | None, *forwarded: str, authorization: str | None = None) -> dict[str, Any]:

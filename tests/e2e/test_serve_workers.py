@@ -1,0 +1,81 @@
+"""`fairway serve --workers 2` on PostgreSQL, the real command: /metrics adds up both workers,
+whichever answers the scrape, and names the instance."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from events.migrate import migrate
+from tests.e2e.test_cli import serving
+from tests.support.services import throwaway_database
+
+pytestmark = pytest.mark.e2e
+
+REQUESTS = 'fairway_http_requests_total{method="GET",route="/variants",status="200"}'
+WAIT = 60.0
+
+
+@pytest.fixture(scope="module")
+def workers_database(postgres_server_url: str) -> Iterator[str]:
+    """The served instance's own database: its referee and round keeper see no one else's."""
+    with throwaway_database(postgres_server_url, "fairway_workers") as url:
+        migrate(url)
+        yield url
+
+
+def scrape(base: str) -> dict[str, float]:
+    """One scrape on a new connection (another worker may answer each), as
+    `name{labels}` -> value."""
+    text = httpx.get(base + "/metrics", timeout=10, headers={"Connection": "close"}).text
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
+            found[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
+    return found
+
+
+def test_two_workers_count_as_one_instance_whichever_answers(
+    tmp_path: Path, workers_database: str
+) -> None:
+    env = {"DATABASE_URL": workers_database, "FAIRWAY_INSTANCE": "table-7"}
+    with serving(tmp_path, env=env, args=("--workers", "2")) as served:
+        first = scrape(served.base)
+        # Present from zero, before anything was counted; the instance named.
+        assert first["fairway_commands_total"] == 0
+        assert first["fairway_idempotent_replays_total"] == 0
+        assert first['fairway_turns_played_for_total{reason="timeout"}'] == 0
+        assert first['fairway_instance_info{instance="table-7"}'] == 1
+        assert "python_info" in "".join(first)
+        text = httpx.get(served.base + "/metrics").text
+        assert "# HELP fairway_http_requests_total " in text
+        assert "# TYPE fairway_http_request_seconds histogram" in text
+
+        sent = 40
+        for _ in range(sent):  # a new connection each: the kernel hands them to either worker
+            answer = httpx.get(served.base + "/variants", headers={"Connection": "close"})
+            assert answer.status_code == 200
+
+        seen: list[float] = []
+        deadline = time.monotonic() + WAIT
+        while not seen or seen[-1] < sent:  # the last request is counted just after its answer
+            assert time.monotonic() < deadline, f"the count never reached {sent}: {seen}"
+            seen.append(scrape(served.base).get(REQUESTS, 0))
+        later = [scrape(served.base) for _ in range(12)]
+        seen += [s[REQUESTS] for s in later]
+        assert seen == sorted(seen), f"a counter went down between scrapes: {seen}"
+        assert seen[-1] == sent, "every request counted once, across both workers"
+        workers = {
+            name.split('pid="')[1].split('"')[0]
+            for name in later[-1]
+            if name.startswith("process_resident_memory_bytes{")
+        }
+        assert len(workers) == 2, f"one set of process metrics per worker: {workers}"
+        histogram = 'fairway_http_request_seconds_count{route="/variants"}'
+        assert later[-1][histogram] == sent

@@ -1,0 +1,62 @@
+"""The metrics of one process, as /metrics renders them (prometheus-client's text format)."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from service.ops.metrics import COUNTERS, GAUGES, Metrics
+
+
+def families(metrics: Metrics) -> dict[str, dict[str, float]]:
+    return {
+        f.name: {
+            ",".join(f"{k}={v}" for k, v in sorted(s.labels.items())): s.value for s in f.samples
+        }
+        for f in text_string_to_metric_families(metrics.render())
+    }
+
+
+def test_every_counter_and_gauge_is_shown_from_zero_with_help_and_type() -> None:
+    metrics = Metrics("here")
+    text = metrics.render()
+    for name in COUNTERS:
+        assert f"# HELP fairway_{name}_total " in text
+        assert f"# TYPE fairway_{name}_total counter" in text
+        assert f"fairway_{name}_total 0.0\n" in text
+    for name in GAUGES:
+        assert f"# TYPE fairway_{name} gauge" in text
+    assert 'fairway_turns_played_for_total{reason="withdrawn"} 0.0' in text
+    assert 'fairway_instance_info{instance="here"} 1.0' in text
+    assert "process_resident_memory_bytes" in text
+    assert "python_info{" in text
+
+
+def test_the_service_vocabulary_counts_and_reads_back() -> None:
+    metrics = Metrics()
+    metrics.count("commands")
+    metrics.count("commands", 2)
+    metrics.count_by("turns_played_for", "reason", "timeout")
+    metrics.gauge("sse_streams_open", 1)
+    metrics.count("a_new_thing")  # a name the module does not list: made on first use
+    weight = [7]
+    metrics.sample("cache_events", lambda: weight[0])
+    metrics.observe_request("GET", "/variants", 200, 0.003)
+    assert metrics.counters["commands"] == 3
+    assert metrics.labelled[("turns_played_for", "reason", "timeout")] == 1
+    assert metrics.gauges["sse_streams_open"] == 1
+    found = families(metrics)
+    assert found["fairway_a_new_thing"] == {"": 1}
+    assert found["fairway_cache_events"] == {"": 7}
+    weight[0] = 9
+    assert families(metrics)["fairway_cache_events"] == {"": 9}, "sampled at each scrape"
+    latency = families(metrics)["fairway_http_request_seconds"]
+    assert latency["le=0.005,route=/variants"] == 1
+    assert latency["le=0.0025,route=/variants"] == 0
+    requests = families(metrics)["fairway_http_requests"]
+    assert requests["method=GET,route=/variants,status=200"] == 1
+
+
+def test_two_metrics_objects_in_one_process_keep_apart() -> None:
+    one, other = Metrics(), Metrics()
+    one.count("commands")
+    assert other.counters["commands"] == 0
