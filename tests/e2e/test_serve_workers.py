@@ -1,9 +1,13 @@
 """`fairway serve --workers 2` on PostgreSQL, the real command: /metrics adds up both workers,
-whichever answers the scrape, and names the instance."""
+whichever answers the scrape, and names the instance; the rate limit, kept in Redis, holds
+across both, and loosens to each process's own bucket while Redis does not answer."""
 
 from __future__ import annotations
 
+import asyncio
+import secrets
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from events.migrate import migrate
 from tests.e2e.test_cli import serving
+from tests.support.redis_keys import address, forget, through
 from tests.support.services import throwaway_database
+from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.e2e
 
@@ -79,3 +85,54 @@ def test_two_workers_count_as_one_instance_whichever_answers(
         assert len(workers) == 2, f"one set of process metrics per worker: {workers}"
         histogram = 'fairway_http_request_seconds_count{route="/variants"}'
         assert later[-1][histogram] == sent
+    said = [line for line in served.stderr_lines() if "rate_limit_per_process" in line]
+    assert len(said) == 2, "without Redis, each worker says at start that its limit is its own"
+
+
+def burst(base: str, n: int) -> Counter[int]:
+    """`n` requests, each on a new connection (either worker may take it): their statuses."""
+    statuses = Counter[int]()
+    for _ in range(n):
+        statuses[httpx.get(base + "/variants", headers={"Connection": "close"}).status_code] += 1
+    return statuses
+
+
+def test_a_burst_is_shared_by_both_workers_and_a_silent_redis_loosens_it_never_fails_it(
+    tmp_path: Path, workers_database: str, redis_url: str
+) -> None:
+    prefix = f"rl{secrets.token_hex(4)}"
+    limit = 5
+    with TcpProxy.to_address(*address(redis_url)) as proxy:
+        env = {
+            "DATABASE_URL": workers_database,
+            "REDIS_URL": through(redis_url, proxy.port),
+            "FAIRWAY_REDIS_PREFIX": prefix,
+            "FAIRWAY_RATE_LIMIT_BURST": str(limit),
+            "FAIRWAY_RATE_LIMIT_PER_SECOND": "0.001",  # no refill within the test
+        }
+        try:
+            with serving(tmp_path, env=env, args=("--workers", "2")) as served:
+                assert burst(served.base, 2 * limit) == {200: limit, 429: limit}
+                assert scrape(served.base)["fairway_rate_limit_fallbacks_total"] == 0
+
+                proxy.cut()  # Redis refuses: each worker's own bucket decides, still full
+                down = burst(served.base, 4 * limit)
+                assert set(down) <= {200, 429}, down
+                assert down[200] >= limit, "the limit fails open, to each process's bucket"
+                assert scrape(served.base)["fairway_rate_limit_fallbacks_total"] >= 4 * limit
+
+                proxy.blackhole()  # Redis is silent: a take waits its short timeout only
+                assert set(burst(served.base, 2)) <= {200, 429}
+
+                proxy.restore()  # the shared bucket again (once its pause is over), still empty
+                fallbacks = "fairway_rate_limit_fallbacks_total"
+                deadline = time.monotonic() + WAIT
+                while True:
+                    assert time.monotonic() < deadline, "the shared limit never came back"
+                    before = scrape(served.base)[fallbacks]
+                    statuses = burst(served.base, 1)
+                    if scrape(served.base)[fallbacks] == before:  # Redis decided this one
+                        break
+                assert statuses == {429: 1}
+        finally:
+            asyncio.run(forget(redis_url, prefix))
