@@ -23,7 +23,7 @@ from service.http.connections import (
 )
 from service.http.middleware import ClientAddresses
 from service.ops.metrics import MULTIPROCESS
-from service.ops.settings import Settings
+from service.ops.settings import Settings, SettingsError
 
 
 class _Config(uvicorn.Config):
@@ -91,19 +91,44 @@ def shared_metrics() -> Iterator[None]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def refuse_what_cannot_be_honoured(settings: Settings, workers: int, workers_from: str) -> None:
+    """Settings each valid alone that this process cannot honour together: a `SettingsError`
+    (one line on stderr, exit 2) rather than a service that quietly does something else."""
+    if workers > 1 and not settings.database_url:
+        raise SettingsError(
+            workers_from,
+            f"is {workers}, but the embedded store is one process's: set DATABASE_URL "
+            "(PostgreSQL) for several workers, or run one",
+        )
+    if settings.database_url and settings.receipt_key is not None:
+        return  # nothing is written to the data directory
+    needs = (
+        "the embedded store keeps its file there"
+        if not settings.database_url
+        else "the receipt key is kept there unless FAIRWAY_RECEIPT_KEY is set"
+    )
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        writable = os.access(settings.data_dir, os.W_OK | os.X_OK)
+    except OSError as error:
+        raise SettingsError(
+            "FAIRWAY_DATA_DIR",
+            f"cannot be made ({error.strerror}), and {needs}: {str(settings.data_dir)!r}",
+        ) from None
+    if not writable:
+        raise SettingsError(
+            "FAIRWAY_DATA_DIR",
+            f"is not writable, and {needs}: {str(settings.data_dir)!r}",
+        )
+
+
 def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> int:
     settings = Settings.from_env()
     host = host or settings.host
     port = port or settings.port
-    workers = workers or settings.workers
-    if workers > 1 and not settings.database_url:
-        print(
-            "fairway serve: several workers need DATABASE_URL (the embedded store is "
-            "single-process); starting one worker"
-        )
-        workers = 1
+    flag, workers = workers is not None, workers or settings.workers
+    refuse_what_cannot_be_honoured(settings, workers, "--workers" if flag else "FAIRWAY_WORKERS")
     if not settings.database_url:
-        os.makedirs(settings.data_dir, exist_ok=True)
         print(
             f"fairway: embedded event store in {settings.data_dir.resolve()} "
             "(set DATABASE_URL for PostgreSQL)"
