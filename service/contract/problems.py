@@ -41,6 +41,7 @@ SERVICE_CODES: dict[str, str] = {
     "reuse one, or retry shortly",
     "too_many_streams": "this client holds all the event streams one client may; close one first",
     "unavailable": "the event store is unavailable",
+    "shutting_down": "the server stopped before the request was done; retry",
     "history_corrupt": "the game's stored history fails verification; an operator must look",
     "event_from_newer_release": "the stream holds an event a newer release wrote; it is "
     "served once this instance runs that release",

@@ -20,9 +20,11 @@ could also take every connection with requests that never end. This protocol
   answered 503 `too_many_connections` and closed. One address never fills the server, and
   when several have, the biggest shrinks first: `/health`, `/ready` and newcomers find room;
 - answers a request h11 cannot parse with a problem-details 400, like every other error;
-- ends an event stream (`text/event-stream`) at once when the server shuts down: such a
-  response never ends by itself, and uvicorn would wait for it. Its body is closed cleanly
-  and the client reconnects (with `Last-Event-ID`) to another instance or after the restart.
+- ends an event stream (`text/event-stream`) at once when the server shuts down (SIGTERM):
+  such a response never ends by itself, and uvicorn would wait for it. Its last message is
+  `SHUTTING_DOWN` (a `retry:` hint and an event `reconnect`), its body is closed cleanly, and
+  the client reconnects (with `Last-Event-ID`) to another instance or after the restart.
+  The other requests in flight finish within FAIRWAY_SHUTDOWN_GRACE (service/cli/serve.py).
 
 A streaming response is a request in progress, so it is never closed as idle, and the
 header timeout, armed only while no request is in progress, never cuts it; it ends by itself
@@ -48,6 +50,13 @@ from service.contract.problems import ALL_CODES, PROBLEM_JSON, Problem
 from service.http.holdings import Holdings
 from service.http.middleware import ANSWERED, ClientAddresses
 from service.ops.logging import Repeats, log
+
+SHUTTING_DOWN = (
+    b": shutting down; reconnect with Last-Event-ID\nretry: 1000\nevent: reconnect\n"
+    b'data: {"reason":"shutdown"}\n\n'
+)
+"""The last message of an event stream its server ends as it stops: no `id`, so the client's
+Last-Event-ID stays the last event it was sent; retry soon, another instance will answer."""
 
 # Descriptors the process needs besides client connections: listening sockets, the event
 # store's pool (added per setting), Redis, log files, the event loop's own.
@@ -169,7 +178,7 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
-        if not self._end_stream():
+        if not self._end_stream(SHUTTING_DOWN):
             super().shutdown()
 
     def _noting_streams(self, app: Any) -> Any:
@@ -272,8 +281,10 @@ class GuardedH11Protocol(H11Protocol):
         self._answer_instead(503, "too_many_connections", detail, ((b"retry-after", b"1"),))
         return True
 
-    def _end_stream(self) -> bool:
-        """End the event stream in progress cleanly; False when none is."""
+    def _end_stream(self, last: bytes = b"") -> bool:
+        """End the event stream in progress cleanly, `last` its last message (the app writes
+        whole messages, each in one write, so this one follows a whole one); False when no
+        stream is in progress."""
         cycle = self.cycle
         if not self.streaming or cycle is None or cycle.response_complete:
             return False
@@ -284,6 +295,8 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.abort()
             return True
         with contextlib.suppress(h11.LocalProtocolError):
+            if last:
+                self.transport.write(self.conn.send(h11.Data(data=last)))
             self.transport.write(self.conn.send(h11.EndOfMessage()))
         self.transport.close()
         return True

@@ -4,6 +4,7 @@ per client uses."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import ipaddress
 import math
@@ -174,11 +175,12 @@ def make_middleware(
             structlog.contextvars.bind_contextvars(request_id=request_id)
             started = time.perf_counter()
             status = 500
+            responded = False
 
             async def send_with_id(message: Message) -> None:
-                nonlocal status
+                nonlocal status, responded
                 if message["type"] == "http.response.start":
-                    status = message["status"]
+                    status, responded = message["status"], True
                     message["headers"] = [
                         *message.get("headers", []),
                         (b"x-request-id", request_id.encode()),
@@ -194,6 +196,21 @@ def make_middleware(
                     await _too_many(send_with_id, path, wait)
                 else:
                     await app(scope, receive, send_with_id)
+            except asyncio.CancelledError:
+                # Only the server cancels a request: its shutdown grace is over
+                # (FAIRWAY_SHUTDOWN_GRACE). Say so, rather than the 500 uvicorn would send.
+                if responded or served.get(ANSWERED):
+                    raise
+                log.warning("request_cut_at_shutdown", method=method, path=path)
+                await _problem(
+                    send_with_id,
+                    path,
+                    503,
+                    "shutting_down",
+                    "the server is stopping; retry, another instance will answer",
+                    "1",
+                )
+                status = 503
             finally:
                 streams.give_back(scope)
                 status = int(served.get(ANSWERED, status))  # type: ignore[call-overload]
@@ -220,20 +237,27 @@ def _route_template(scope: Scope) -> str:
 
 async def _too_many(send: Any, path: str, wait: float) -> None:
     retry_after = str(max(1, math.ceil(wait)))
+    detail = f"too many requests from this client; retry after {retry_after} s"
+    await _problem(send, path, 429, "rate_limited", detail, retry_after)
+
+
+async def _problem(
+    send: Any, path: str, status: int, code: str, detail: str, retry_after: str
+) -> None:
     body = msgspec.json.encode(
         Problem(
-            type="urn:fairway:problem:rate_limited",
-            title=ALL_CODES["rate_limited"],
-            status=429,
-            code="rate_limited",
-            detail=f"too many requests from this client; retry after {retry_after} s",
+            type=f"urn:fairway:problem:{code}",
+            title=ALL_CODES[code],
+            status=status,
+            code=code,
+            detail=detail,
             instance=path,
         )
     )
     await send(
         {
             "type": "http.response.start",
-            "status": 429,
+            "status": status,
             "headers": [
                 (b"content-type", PROBLEM_JSON.encode()),
                 (b"content-length", str(len(body)).encode()),
