@@ -82,7 +82,14 @@ def uvicorn_config(app: Any, settings: Settings, **options: Any) -> uvicorn.Conf
 def shared_metrics() -> Iterator[None]:
     """A fresh directory where the workers (spawned after this, inheriting the variable)
     keep their metrics for one another; removed when they have stopped."""
-    directory = tempfile.mkdtemp(prefix="fairway-metrics-")
+    try:
+        directory = tempfile.mkdtemp(prefix="fairway-metrics-")
+    except OSError as error:
+        raise SettingsError(
+            "TMPDIR",
+            f"(or /tmp) cannot hold the workers' shared metrics ({error.strerror or error}): "
+            "give the workers a writable temporary directory, or run one worker",
+        ) from None
     os.environ[MULTIPROCESS] = directory
     try:
         yield

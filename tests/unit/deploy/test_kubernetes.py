@@ -31,13 +31,15 @@ def container(workload: dict[str, Any]) -> dict[str, Any]:
 
 def environment(workload: dict[str, Any]) -> dict[str, str]:
     """The environment the container gets: its ConfigMaps, then its own variables, values
-    from the Secret as the Secret holds them."""
+    from the Secret as the Secret holds them, and from the pod's own fields as a pod name."""
     found: dict[str, str] = {}
     for source in container(workload).get("envFrom", []):
         found |= manifest("ConfigMap", source["configMapRef"]["name"])["data"]
     for variable in container(workload).get("env", []):
         if "value" in variable:
             found[variable["name"]] = variable["value"]
+        elif "fieldRef" in variable["valueFrom"]:
+            found[variable["name"]] = "fairway-api-5d9f7c-x2k4p"
         else:
             ref = variable["valueFrom"]["secretKeyRef"]
             found[variable["name"]] = manifest("Secret", ref["name"])["stringData"][ref["key"]]
