@@ -91,6 +91,7 @@ def shared_metrics() -> Iterator[None]:
             "give the workers a writable temporary directory, or run one worker",
         ) from None
     os.environ[MULTIPROCESS] = directory
+    print(f"fairway: the workers add up their metrics in {directory} (removed at exit)")
     try:
         yield
     finally:

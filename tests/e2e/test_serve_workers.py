@@ -87,6 +87,10 @@ def test_two_workers_count_as_one_instance_whichever_answers(
         assert later[-1][histogram] == sent
     said = [line for line in served.stderr_lines() if "rate_limit_per_process" in line]
     assert len(said) == 2, "without Redis, each worker says at start that its limit is its own"
+    (shared,) = [line for line in served.out.read_text().splitlines() if "metrics in" in line]
+    directory = Path(shared.split(" metrics in ")[1].split(" (")[0])
+    assert directory.name.startswith("fairway-metrics-")
+    assert not directory.exists(), "the workers' metrics directory is removed when they stop"
 
 
 def burst(base: str, n: int) -> Counter[int]:
