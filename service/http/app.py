@@ -208,26 +208,26 @@ def create_app(
             now=referee_clock,
             tick=settings.referee_tick,
         )
-        if settings.referee:
-            referee.start()
-            metrics.sample("referee_tables", lambda: len(referee.tables))
         games: GameService = holder["games"]  # type: ignore[assignment]
         metrics.sample("cache_events", lambda: games.cache.events)
         metrics.sample("cache_games", lambda: len(games.cache))
+        metrics.sample("referee_tables", lambda: len(referee.tables))
         sampler = Background("fairway-metrics", lambda: _sampling(metrics))
         if metrics.multiprocess:
             sampler.start()
+        if settings.referee:
+            referee.start()
         log.info("started", store=type(opened).__name__, referee=settings.referee)
         try:
             yield
         finally:
-            await sampler.stop()
-            await limiter.close()
-            metrics.close()
             await referee.stop()
             await watcher.stop()
             await keeper.stop()
             await projections.stop()
+            await sampler.stop()
+            await limiter.close()
+            metrics.close()
             opened.unreadable.listeners.remove(unreadable)
             if store is None:
                 await opened.close()
