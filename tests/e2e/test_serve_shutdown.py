@@ -64,15 +64,18 @@ def refused(base: str) -> bool:
     return False
 
 
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process-embedded", "two-workers-postgres"])
 def test_sigterm_finishes_requests_in_flight_ends_streams_with_a_hint_and_exits_in_time(
-    tmp_path: Path,
+    tmp_path: Path, workers: int, request: pytest.FixtureRequest
 ) -> None:
     env = {
         "FAIRWAY_SHUTDOWN_GRACE": str(GRACE),
         # only the grace may end the request that never sends its body
         "FAIRWAY_BODY_TIMEOUT": "600",
     }
-    with serving(tmp_path, env=env) as served:
+    if workers > 1:  # the supervisor passes SIGTERM on to each worker
+        env["DATABASE_URL"] = request.getfixturevalue("served_database")
+    with serving(tmp_path, env=env, args=("--workers", str(workers))) as served:
         with httpx.Client(base_url=served.base, timeout=20) as http:
             table = open_table(http, "golf", 2, {"hands": 1})
         stream = Stream(served.base, stream_path(table))
@@ -109,7 +112,8 @@ def test_sigterm_finishes_requests_in_flight_ends_streams_with_a_hint_and_exits_
             code = served.process.wait(timeout=GRACE + MARGIN)
         except subprocess.TimeoutExpired:
             pytest.fail(f"still running {GRACE + MARGIN} s after SIGTERM")
-        # uvicorn re-raises the signal once it has shut down.
+        # uvicorn re-raises the signal once it has shut down (one process); the supervisor
+        # of several returns.
         assert code in (0, -signal.SIGTERM)
         assert time.monotonic() - stopped_at >= GRACE, "it waited for the hanging request"
         cut = response(hanging)  # past the grace: answered, never a 500
@@ -118,4 +122,5 @@ def test_sigterm_finishes_requests_in_flight_ends_streams_with_a_hint_and_exits_
         assert b"retry-after: 1" in cut.lower()
         finishing.close()
         hanging.close()
-    assert any('"stopped"' in line for line in served.stderr_lines()), "lifespan ended"
+    stopped = [line for line in served.stderr_lines() if '"stopped"' in line]
+    assert len(stopped) == workers, "each worker's lifespan ended"

@@ -8,31 +8,20 @@ import asyncio
 import secrets
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from events.migrate import migrate
 from tests.e2e.test_cli import serving
 from tests.support.redis_keys import address, forget, through
-from tests.support.services import throwaway_database
 from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.e2e
 
 REQUESTS = 'fairway_http_requests_total{method="GET",route="/variants",status="200"}'
 WAIT = 60.0
-
-
-@pytest.fixture(scope="module")
-def workers_database(postgres_server_url: str) -> Iterator[str]:
-    """The served instance's own database: its referee and round keeper see no one else's."""
-    with throwaway_database(postgres_server_url, "fairway_workers") as url:
-        migrate(url)
-        yield url
 
 
 def scrape(base: str) -> dict[str, float]:
@@ -48,9 +37,9 @@ def scrape(base: str) -> dict[str, float]:
 
 
 def test_two_workers_count_as_one_instance_whichever_answers(
-    tmp_path: Path, workers_database: str
+    tmp_path: Path, served_database: str
 ) -> None:
-    env = {"DATABASE_URL": workers_database, "FAIRWAY_INSTANCE": "table-7"}
+    env = {"DATABASE_URL": served_database, "FAIRWAY_INSTANCE": "table-7"}
     with serving(tmp_path, env=env, args=("--workers", "2")) as served:
         first = scrape(served.base)
         # Present from zero, before anything was counted; the instance named.
@@ -102,13 +91,13 @@ def burst(base: str, n: int) -> Counter[int]:
 
 
 def test_a_burst_is_shared_by_both_workers_and_a_silent_redis_loosens_it_never_fails_it(
-    tmp_path: Path, workers_database: str, redis_url: str
+    tmp_path: Path, served_database: str, redis_url: str
 ) -> None:
     prefix = f"rl{secrets.token_hex(4)}"
     limit = 5
     with TcpProxy.to_address(*address(redis_url)) as proxy:
         env = {
-            "DATABASE_URL": workers_database,
+            "DATABASE_URL": served_database,
             "REDIS_URL": through(redis_url, proxy.port),
             "FAIRWAY_REDIS_PREFIX": prefix,
             "FAIRWAY_RATE_LIMIT_BURST": str(limit),
