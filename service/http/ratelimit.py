@@ -35,8 +35,9 @@ from redis.retry import Retry
 from service.ops.logging import log
 from service.ops.metrics import Metrics
 
-REDIS_TIMEOUT = 0.25
-"""Seconds one take waits for Redis before the process's own bucket decides."""
+REDIS_TIMEOUT = 1.0
+"""Seconds one take waits for Redis before the process's own bucket decides: the projection
+store's bound (projections/redis_store.py), far above a Redis that answers at all."""
 PAUSE = 1.0
 """Seconds after a failed take during which Redis is not asked again."""
 WARN_EVERY = 60.0

@@ -80,6 +80,10 @@ def test_sigterm_finishes_requests_in_flight_ends_streams_with_a_hint_and_exits_
             table = open_table(http, "golf", 2, {"hands": 1})
         stream = Stream(served.base, stream_path(table))
         stream.wait_until(lambda s: s.retry is not None)  # the stream's first message came
+        deadline = time.monotonic() + 120
+        while sum('"started"' in line for line in served.stderr_lines()) < workers:
+            assert time.monotonic() < deadline, "not every worker started"
+            time.sleep(0.1)
         finishing = begin_post(served.base)
         hanging = begin_post(served.base)
 

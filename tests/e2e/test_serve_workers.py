@@ -36,6 +36,22 @@ def scrape(base: str) -> dict[str, float]:
     return found
 
 
+def workers(scraped: dict[str, float]) -> set[str]:
+    """The pids of the workers whose process metrics a scrape shows."""
+    return {
+        name.split('pid="')[1].split('"')[0]
+        for name in scraped
+        if name.startswith("process_resident_memory_bytes{")
+    }
+
+
+def both_started(base: str) -> None:
+    """Wait until both workers serve: the second may start a while after the first."""
+    deadline = time.monotonic() + WAIT
+    while len(workers(scrape(base))) < 2:
+        assert time.monotonic() < deadline, "the second worker never started"
+
+
 def test_two_workers_count_as_one_instance_whichever_answers(
     tmp_path: Path, served_database: str
 ) -> None:
@@ -52,6 +68,7 @@ def test_two_workers_count_as_one_instance_whichever_answers(
         assert "# HELP fairway_http_requests_total " in text
         assert "# TYPE fairway_http_request_seconds histogram" in text
 
+        both_started(served.base)
         sent = 40
         for _ in range(sent):  # a new connection each: the kernel hands them to either worker
             answer = httpx.get(served.base + "/variants", headers={"Connection": "close"})
@@ -66,12 +83,7 @@ def test_two_workers_count_as_one_instance_whichever_answers(
         seen += [s[REQUESTS] for s in later]
         assert seen == sorted(seen), f"a counter went down between scrapes: {seen}"
         assert seen[-1] == sent, "every request counted once, across both workers"
-        workers = {
-            name.split('pid="')[1].split('"')[0]
-            for name in later[-1]
-            if name.startswith("process_resident_memory_bytes{")
-        }
-        assert len(workers) == 2, f"one set of process metrics per worker: {workers}"
+        assert len(workers(later[-1])) == 2, "one set of process metrics per worker"
         histogram = 'fairway_http_request_seconds_count{route="/variants"}'
         assert later[-1][histogram] == sent
     said = [line for line in served.stderr_lines() if "rate_limit_per_process" in line]
@@ -105,6 +117,7 @@ def test_a_burst_is_shared_by_both_workers_and_a_silent_redis_loosens_it_never_f
         }
         try:
             with serving(tmp_path, env=env, args=("--workers", "2")) as served:
+                both_started(served.base)
                 assert burst(served.base, 2 * limit) == {200: limit, 429: limit}
                 assert scrape(served.base)["fairway_rate_limit_fallbacks_total"] == 0
 
