@@ -20,7 +20,7 @@ from domain.tournament.seating import SEATINGS, seat_round
 from domain.tournament.seeds import round_seat_seed
 from domain.tournament.standings import round_mean
 from domain.tournament.state import Tournament
-from domain.variants import decider_for
+from domain.variants import BOT_KINDS, decider_for
 from events.schema.common import GameOptions
 from events.schema.tournament import (
     PlayerRegistered,
@@ -54,6 +54,9 @@ class Create(msgspec.Struct, frozen=True):
 class Register(msgspec.Struct, frozen=True):
     name: str
     token_hash: str
+    """"" for a bot player: it has no token."""
+    bot: str = ""
+    """A bot player's level (domain.variants.BOT_KINDS); "" for a person."""
 
 
 class Withdraw(msgspec.Struct, frozen=True):
@@ -92,9 +95,14 @@ def decide(state: Tournament, command: Any) -> tuple[Any, ...]:
     if isinstance(command, Register):
         if state.rounds:
             raise RuleViolation("registration_closed", "registration closed when round 1 started")
+        if command.bot and command.bot not in BOT_KINDS:
+            known = ", ".join(BOT_KINDS)
+            raise RuleViolation(
+                "unknown_bot_level", f"no bot level {command.bot!r} (known: {known})"
+            )
         if state.player(command.name) is not None:
             raise RuleViolation("name_taken", f"a player is already named {command.name!r}")
-        return (PlayerRegistered(command.name, command.token_hash),)
+        return (PlayerRegistered(command.name, command.token_hash, command.bot),)
     if isinstance(command, Withdraw):
         _check_active(state, command.name)
         current = state.open_round

@@ -42,10 +42,16 @@ class TournamentCreated(msgspec.Struct, frozen=True, tag="tournament.created"):
 
 class PlayerRegistered(msgspec.Struct, frozen=True, tag="player.registered"):
     """A player entered. `token_hash` is SHA-256 of the player's token, which seats them in
-    every game of theirs in the tournament. Names are unique within a tournament."""
+    every game of theirs in the tournament. Names are unique within a tournament.
+
+    A bot player (`bot` names its level: `random`, `greedy`, `strong`; domain.variants
+    BOT_KINDS) was entered by the organiser and has no token (`token_hash` ""): each of its
+    seats is claimed as a bot seat (`seat.claimed` with the same `bot`), which the
+    service's bot runner plays and no client can act for."""
 
     name: str
     token_hash: str
+    bot: str = ""
 
 
 class PlayerWithdrawn(msgspec.Struct, frozen=True, tag="player.withdrawn"):

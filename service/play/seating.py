@@ -91,16 +91,16 @@ def start(creator_token: str, chain_hands: int) -> Command[GameRecord]:
 def table(
     game_id: str,
     created: GameCreated,
-    seats: Sequence[tuple[str, str]],
+    seats: Sequence[tuple[str, str, str]],
     seat_seed: str,
     chain_hands: int,
 ) -> list[Any]:
     """A tournament's table, started and seated: `game.created`, each seat claimed for its
-    player (`seats`: name and the hash of the player's token, so one player token acts in
-    all their games), with a duplicate round each seat's seed (`seat_seed`),
-    `game.started` and the first deal."""
+    player (`seats`: name, the hash of the player's token, so one player token acts in all
+    their games, and a bot player's level: its seat is a bot seat, token hash ""), with a
+    duplicate round each seat's seed (`seat_seed`), `game.started` and the first deal."""
     events: list[Any] = [created]
-    events += [SeatClaimed(seat, name, digest) for seat, (name, digest) in enumerate(seats)]
+    events += [SeatClaimed(seat, *player) for seat, player in enumerate(seats)]
     if seat_seed:
         events += [SeatSeedSet(seat, seat_seed) for seat in range(len(seats))]
     events.append(GameStarted(created.variant, created.seats, created.options))

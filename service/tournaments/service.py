@@ -112,17 +112,20 @@ class TournamentService:
         return record, token
 
     async def register(
-        self, tournament_id: str, token: str, name: str, key: str | None = None
-    ) -> tuple[Result, str]:
+        self, tournament_id: str, token: str, name: str, key: str | None = None, bot: str = ""
+    ) -> tuple[Result, str | None]:
         """Enter a player; returns the outcome and the player's token (derived from the
-        key, with one, so that a retry whose answer was lost gets the same token)."""
+        key, with one, so that a retry whose answer was lost gets the same token). A bot
+        player (`bot`: its level) has no token: the service's bot runner plays its seats."""
         player_token = (
             new_token() if key is None else derived_token("player-token", tournament_id, key)
         )
-        stored_key = None if key is None else Key(key_digest(key), name)
-        command = rules.Register(name, token_hash(player_token))
+        stored_key = (
+            None if key is None else Key(key_digest(key), f"{name}|bot:{bot}" if bot else name)
+        )
+        command = rules.Register(name, "" if bot else token_hash(player_token), bot)
         outcome = await self._run(tournament_id, organiser(token), command, stored_key)
-        return outcome, player_token
+        return outcome, None if bot else player_token
 
     async def withdraw(self, tournament_id: str, token: str, name: str) -> tuple[Result, list[str]]:
         """The player leaves: not seated again, and each of their games still in play
