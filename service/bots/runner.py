@@ -107,7 +107,8 @@ class BotRunner:
         self.caught_up = asyncio.Event()
         """Set once the runner has read the feed up to its head (the start-up scan)."""
         self.played = 0
-        """Bot moves this runner appended."""
+        """Bot moves whose append returned here: this runner's, or the very same events
+        another instance stored first (the same event ids: the store keeps them once)."""
         self._moved: set[str] = set()
         """Games folded (or whose move ended) since the last look."""
         self._slots = asyncio.Semaphore(concurrency)
