@@ -218,6 +218,8 @@ class EventMetadata(msgspec.Struct, omit_defaults=True):
     """The action as the seat sent it (or as the service's bot chose it for the seat)."""
     played_for: PlayedForReason | None = None
     """Set when the service played the action for the seat, and why (`turn.played_for`)."""
+    bot: str | None = None
+    """Set on a bot seat's move: the level of the bot that chose it."""
     idempotency_key: str | None = None
     idempotency_scope: str | None = None
     request_hash: str | None = None

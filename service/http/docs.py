@@ -75,7 +75,7 @@ _ANY = (400, 429, 503)
 _BODY = (408, 413, 415)
 _GAME = (404, 500)
 
-CREATE = problems(*_ANY, *_BODY, 422)
+CREATE = problems(*_ANY, *_BODY, 409, 422)  # 409: two bots named for one seat
 READ = NOT_MODIFIED | problems(*_ANY, *_GAME)
 SEAT_READ = NOT_MODIFIED | problems(*_ANY, *_GAME, 401)
 CLAIM = problems(*_ANY, *_BODY, *_GAME, 409, 422)

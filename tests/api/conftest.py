@@ -36,6 +36,7 @@ def api_settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) ->
         log_format="json",
         rate_limit_per_second=100_000.0,
         rate_limit_burst=100_000,
+        bot_think=0.0,
     )
 
 
