@@ -49,6 +49,7 @@ class Create(msgspec.Struct, frozen=True):
     organiser_hash: str
     seed_anchor: str
     seed_secret: str
+    auto_rounds: bool = False
 
 
 class Register(msgspec.Struct, frozen=True):
@@ -135,6 +136,7 @@ def _create(command: Create) -> TournamentCreated:
         organiser_hash=command.organiser_hash,
         seed_anchor=command.seed_anchor,
         seed_secret=command.seed_secret,
+        auto_rounds=command.auto_rounds,
     )
 
 

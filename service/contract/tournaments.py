@@ -47,6 +47,9 @@ class CreateTournament(msgspec.Struct, forbid_unknown_fields=True):
     """Whether every table of a round plays the same deals."""
     options: GameOptions | None = None
     """The variant's house options, for every game of the tournament."""
+    auto_rounds: bool = False
+    """Whether each round after the first starts by itself once the one before has closed;
+    round 1 (which closes registration) is always the organiser's to start."""
 
     def __post_init__(self) -> None:
         self.name = shown(self.name)
@@ -151,6 +154,8 @@ class TournamentInfo(msgspec.Struct):
     seating: str
     duplicate: bool
     bye_rule: str
+    auto_rounds: bool
+    """Rounds after the first start by themselves."""
     phase: Phase
     players: list[PlayerInfo]
     """In registration order."""
