@@ -18,7 +18,7 @@ from service.bots.moves import BOT, bot_move
 from service.bots.runner import BotTable
 from service.commands.command import Actor, NothingToDo
 from service.play.record import ACTION, GameRecord
-from service.play.seating import seated
+from service.play.seating import seated, table
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +70,11 @@ def test_the_runners_fold_names_the_bot_seat_to_act_once_per_version() -> None:
     assert table.due() == (seat, "greedy")
     table.tried = table.version
     assert table.due() is None
+
+
+def test_a_tournament_table_may_seat_a_bot_player() -> None:
+    """`seating.table` takes a bot player's level beside its name (no token hash)."""
+    created = GameCreated("golf", 2, GameOptions(hands=1), "c" * 64, tournament="t", round=1)
+    events = table(GAME, created, [("ann", "a" * 64), ("Robo", "", "greedy")], "", 10)
+    claims = [e for e in events if isinstance(e, SeatClaimed)]
+    assert claims == [SeatClaimed(0, "ann", "a" * 64), SeatClaimed(1, "Robo", "", bot="greedy")]
