@@ -27,6 +27,8 @@ CODES: dict[str, str] = {
     "tournament_over": "the tournament has ended (or played all its rounds)",
     "not_enough_players": "too few active players to fill one table",
     "no_round_in_play": "no round is in play",
+    # Bots (domain.variants.BOT_KINDS).
+    "unknown_bot_level": "no bot plays at that level; the answer names the levels",
 }
 
 

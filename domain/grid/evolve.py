@@ -26,7 +26,13 @@ from events.schema.grid import (
     StockReshuffled,
     TurnEnded,
 )
-from events.schema.lobby import SeatResigned, SeatSeedSet, SeedChainExtended, TurnPlayedFor
+from events.schema.lobby import (
+    GameRematched,
+    SeatResigned,
+    SeatSeedSet,
+    SeedChainExtended,
+    TurnPlayedFor,
+)
 
 
 def hand_dealt(rules: GridRules, state: GridState, event: HandDealt) -> GridState:
@@ -217,7 +223,7 @@ def game_ended(rules: GridRules, state: GridState, event: GameEnded) -> GridStat
 def seeds_only(rules: GridRules, state: GridState, event: Any) -> GridState:
     """A seat's seed or a new seed chain: they reach play through the next `DealHand`.
     Also a seat resigning, or the note that the service played a turn for a seat: who
-    chooses a seat's actions is not a rule of the game."""
+    chooses a seat's actions is not a rule of the game, nor is a finished game's rematch."""
     return state
 
 
@@ -226,6 +232,7 @@ EVOLVERS: dict[type, Callable[[GridRules, GridState, Any], GridState]] = {
     SeedChainExtended: seeds_only,
     SeatResigned: seeds_only,
     TurnPlayedFor: seeds_only,
+    GameRematched: seeds_only,
     GameStarted: game_started,
     HandDealt: hand_dealt,
     SetupCardTurned: setup_card_turned,

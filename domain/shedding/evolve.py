@@ -22,7 +22,13 @@ from domain.shedding.state import (
     without,
 )
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
-from events.schema.lobby import SeatResigned, SeatSeedSet, SeedChainExtended, TurnPlayedFor
+from events.schema.lobby import (
+    GameRematched,
+    SeatResigned,
+    SeatSeedSet,
+    SeedChainExtended,
+    TurnPlayedFor,
+)
 from events.schema.shedding import (
     BlindCardTurned,
     CardsPlayed,
@@ -148,7 +154,7 @@ def game_started(state: SheddingState, event: GameStarted) -> SheddingState:
 def seeds_only(state: SheddingState, event: Any) -> SheddingState:
     """A seat's seed or a new seed chain: they reach play through the next `DealHand`.
     Also a seat resigning, or the note that the service played a turn for a seat: who
-    chooses a seat's actions is not a rule of the game."""
+    chooses a seat's actions is not a rule of the game, nor is a finished game's rematch."""
     return state
 
 
@@ -157,6 +163,7 @@ _FOLDS: dict[type, Callable[[SheddingState, Any], SheddingState]] = {
     SeedChainExtended: seeds_only,
     SeatResigned: seeds_only,
     TurnPlayedFor: seeds_only,
+    GameRematched: seeds_only,
     GameStarted: game_started,
     HandDealt: hand_dealt,
     StacksChosen: stacks_chosen,

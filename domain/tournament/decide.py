@@ -20,7 +20,7 @@ from domain.tournament.seating import SEATINGS, seat_round
 from domain.tournament.seeds import round_seat_seed
 from domain.tournament.standings import round_mean
 from domain.tournament.state import Tournament
-from domain.variants import decider_for
+from domain.variants import BOT_KINDS, decider_for
 from events.schema.common import GameOptions
 from events.schema.tournament import (
     PlayerRegistered,
@@ -49,11 +49,15 @@ class Create(msgspec.Struct, frozen=True):
     organiser_hash: str
     seed_anchor: str
     seed_secret: str
+    auto_rounds: bool = False
 
 
 class Register(msgspec.Struct, frozen=True):
     name: str
     token_hash: str
+    """"" for a bot player: it has no token."""
+    bot: str = ""
+    """A bot player's level (domain.variants.BOT_KINDS); "" for a person."""
 
 
 class Withdraw(msgspec.Struct, frozen=True):
@@ -92,9 +96,14 @@ def decide(state: Tournament, command: Any) -> tuple[Any, ...]:
     if isinstance(command, Register):
         if state.rounds:
             raise RuleViolation("registration_closed", "registration closed when round 1 started")
+        if command.bot and command.bot not in BOT_KINDS:
+            levels = ", ".join(BOT_KINDS)
+            raise RuleViolation(
+                "unknown_bot_level", f"no bot plays at level {command.bot!r} (levels: {levels})"
+            )
         if state.player(command.name) is not None:
             raise RuleViolation("name_taken", f"a player is already named {command.name!r}")
-        return (PlayerRegistered(command.name, command.token_hash),)
+        return (PlayerRegistered(command.name, command.token_hash, command.bot),)
     if isinstance(command, Withdraw):
         _check_active(state, command.name)
         current = state.open_round
@@ -127,6 +136,7 @@ def _create(command: Create) -> TournamentCreated:
         organiser_hash=command.organiser_hash,
         seed_anchor=command.seed_anchor,
         seed_secret=command.seed_secret,
+        auto_rounds=command.auto_rounds,
     )
 
 

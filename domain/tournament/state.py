@@ -33,6 +33,8 @@ class Player(msgspec.Struct, frozen=True):
     seed: str | None = None
     """The seed the player set for the rounds started from now on (None: their name)."""
     withdrawn: bool = False
+    bot: str = ""
+    """A bot player's level ("" for a person): its seats are bot seats."""
 
 
 class Round(msgspec.Struct, frozen=True):
@@ -150,7 +152,9 @@ def evolve(state: Tournament, event: Any) -> Tournament:
     if isinstance(event, TournamentCreated):
         return replace(state, created=event)
     if isinstance(event, PlayerRegistered):
-        return replace(state, players=(*state.players, Player(event.name, event.token_hash)))
+        return replace(
+            state, players=(*state.players, Player(event.name, event.token_hash, bot=event.bot))
+        )
     if isinstance(event, PlayerWithdrawn):
         return _with_player(state, event.name, withdrawn=True)
     if isinstance(event, PlayerSeedSet):

@@ -33,14 +33,23 @@ class GameCreated(msgspec.Struct, frozen=True, tag="game.created"):
     """Duplicate deals: the ids of every game of the round (this one included, in table
     order) dealt from the same seed chain and seat seeds, hence the same cards. Empty when
     the game's deals are its own."""
+    rematch_of: str = ""
+    """The finished game this one is the rematch of (its id), empty otherwise: the same
+    variant, options and seats, each holder with its old token (`game.rematched` on the old
+    game names this one)."""
 
 
 class SeatClaimed(msgspec.Struct, frozen=True, tag="seat.claimed"):
-    """A client took a seat. `token_hash` is SHA-256 of the seat's secret token."""
+    """A client took a seat. `token_hash` is SHA-256 of the seat's secret token.
+
+    A bot seat names its level in `bot` (`random`, `greedy`, `strong`: domain.variants
+    BOT_KINDS) and has `token_hash` "": no token hashes to "", so no client can ever act
+    for it; the service's bot runner plays it from the seat's own view."""
 
     seat: int
     name: str
     token_hash: str
+    bot: str = ""
 
 
 class SeatReleased(msgspec.Struct, frozen=True, tag="seat.released"):
@@ -89,6 +98,14 @@ class TurnPlayedFor(msgspec.Struct, frozen=True, tag="turn.played_for"):
     reason: str
 
 
+class GameRematched(msgspec.Struct, frozen=True, tag="game.rematched"):
+    """Appended to a finished game: `game_id` is its rematch (whose `game.created` names
+    this game in `rematch_of`), so each of the two games links to the other. One rematch
+    per game; the domain folds nothing for it."""
+
+    game_id: str
+
+
 EVENTS: tuple[type, ...] = (
     GameCreated,
     SeatClaimed,
@@ -97,4 +114,5 @@ EVENTS: tuple[type, ...] = (
     SeedChainExtended,
     SeatResigned,
     TurnPlayedFor,
+    GameRematched,
 )

@@ -38,14 +38,24 @@ class TournamentCreated(msgspec.Struct, frozen=True, tag="tournament.created"):
     bye_rule: str = "round-mean"
     """How a bye scores (docs/TOURNAMENTS.md): `round-mean`, the mean seat total of the
     round's games, rounded half away from zero."""
+    auto_rounds: bool = False
+    """Whether each round after the first starts by itself once the one before has closed
+    (the round keeper starts it, as the organiser would). Round 1, which closes
+    registration, is always the organiser's to start."""
 
 
 class PlayerRegistered(msgspec.Struct, frozen=True, tag="player.registered"):
     """A player entered. `token_hash` is SHA-256 of the player's token, which seats them in
-    every game of theirs in the tournament. Names are unique within a tournament."""
+    every game of theirs in the tournament. Names are unique within a tournament.
+
+    A bot player (`bot` names its level: `random`, `greedy`, `strong`; domain.variants
+    BOT_KINDS) was entered by the organiser and has no token (`token_hash` ""): each of its
+    seats is claimed as a bot seat (`seat.claimed` with the same `bot`), which the
+    service's bot runner plays and no client can act for."""
 
     name: str
     token_hash: str
+    bot: str = ""
 
 
 class PlayerWithdrawn(msgspec.Struct, frozen=True, tag="player.withdrawn"):

@@ -59,6 +59,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(lobby.SeatResigned, types={"reason": ResignReason}),
     Shape(lobby.TurnPlayedFor, types={"reason": PlayedForReason}),
+    Shape(lobby.GameRematched),
     Shape(common.GameStarted, types={"variant": Variant}),
     Shape(
         common.HandDealt,

@@ -19,6 +19,15 @@ from service.contract.schemas import Name, SeatSeedText
 TournamentName = Annotated[
     str, msgspec.Meta(min_length=1, max_length=80, pattern=Name.__metadata__[0].pattern)
 ]
+BotLevel = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=20,
+        description="A bot's level: `random`, `greedy` or `strong` (an unknown one is 422 "
+        "`unknown_bot_level`, naming the levels)",
+    ),
+]
 Phase = Literal["registering", "in_play", "between_rounds", "ended"]
 """`registering` until round 1 starts; `in_play` while a round is; `between_rounds` once it
 has closed and before the next starts; `ended` after the last round closed."""
@@ -38,6 +47,9 @@ class CreateTournament(msgspec.Struct, forbid_unknown_fields=True):
     """Whether every table of a round plays the same deals."""
     options: GameOptions | None = None
     """The variant's house options, for every game of the tournament."""
+    auto_rounds: bool = False
+    """Whether each round after the first starts by itself once the one before has closed;
+    round 1 (which closes registration) is always the organiser's to start."""
 
     def __post_init__(self) -> None:
         self.name = shown(self.name)
@@ -47,6 +59,10 @@ class RegisterPlayer(msgspec.Struct, forbid_unknown_fields=True):
     name: Name
     """Unique within the tournament (compared in Unicode's composed form, NFC, as it is
     stored); seats the player under this name in every game."""
+
+    bot: BotLevel | None = None
+    """A bot player's level (`random`, `greedy`, `strong`): the service plays its seats,
+    and no token is issued for it. Absent: a person."""
 
     def __post_init__(self) -> None:
         self.name = shown(self.name)
@@ -71,9 +87,12 @@ class TournamentOpened(msgspec.Struct):
 class PlayerAdded(msgspec.Struct):
     tournament_id: str
     name: str
-    token: str
-    """Secret: the player's token, which acts in every game of theirs in the tournament."""
+    token: str | None
+    """Secret: the player's token, which acts in every game of theirs in the tournament;
+    null for a bot player (no client acts for it)."""
     version: int
+    bot: str | None = None
+    """A bot player's level; null for a person."""
 
 
 class PlayerLeft(msgspec.Struct):
@@ -98,6 +117,8 @@ class PlayerInfo(msgspec.Struct):
     withdrawn: bool
     seed: str | None
     """The seed set for the coming rounds (public), None: the name stands in."""
+    bot: str | None = None
+    """A bot player's level (its seats are bot seats); null for a person."""
 
 
 class TableInfo(msgspec.Struct):
@@ -133,6 +154,8 @@ class TournamentInfo(msgspec.Struct):
     seating: str
     duplicate: bool
     bye_rule: str
+    auto_rounds: bool
+    """Rounds after the first start by themselves."""
     phase: Phase
     players: list[PlayerInfo]
     """In registration order."""

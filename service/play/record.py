@@ -20,6 +20,7 @@ from domain.variants import start
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
 from events.schema.lobby import (
     GameCreated,
+    GameRematched,
     SeatClaimed,
     SeatReleased,
     SeatResigned,
@@ -97,6 +98,9 @@ class GameRecord:
     """The recorded time of the events that began the current turns, where known (events
     read from the store; an event appended here is looked up when first asked for)."""
 
+    rematch: str = ""
+    """The id of this finished game's rematch (`game.rematched`), empty before one."""
+
     @classmethod
     def begin(cls, game_id: str, created: GameCreated, chain_hash: bytes = b"") -> GameRecord:
         record = cls(game_id=game_id, lobby=Lobby.created(created))
@@ -159,6 +163,8 @@ class GameRecord:
             self.seeds_since_deal[event.seat] = self.seeds_since_deal.get(event.seat, 0) + 1
         elif isinstance(event, SeatResigned):
             self.lobby = self.lobby.seat_resigned(event)
+        elif isinstance(event, GameRematched):
+            self.rematch = event.game_id
         elif isinstance(event, TurnPlayedFor):
             pass  # says who played the action that follows; the domain folds nothing
         elif isinstance(event, SeedChainExtended):
@@ -263,8 +269,8 @@ class GameRecord:
         if isinstance(event, SeedChainExtended):
             return event if self.over_by(as_of) else msgspec.structs.replace(event, secret="")
         if isinstance(event, SeatClaimed):
-            return SeatClaimed(event.seat, event.name, "")
-        if isinstance(event, SeatSeedSet | SeatResigned | TurnPlayedFor):
+            return msgspec.structs.replace(event, token_hash="")
+        if isinstance(event, SeatSeedSet | SeatResigned | TurnPlayedFor | GameRematched):
             return event
         if isinstance(event, GameStarted) or self.decider is None:
             return event

@@ -36,8 +36,9 @@ async def read(
     return tournament, games
 
 
-def _rows(rows: list[Row]) -> list[s.StandingsRow]:
-    return [s.StandingsRow(**msgspec.structs.asdict(row)) for row in rows]
+def _rows(rows: list[Row], bots: dict[str, str]) -> list[s.StandingsRow]:
+    """The rows as served: each bot player marked with its level."""
+    return [s.StandingsRow(**msgspec.structs.asdict(row), bot=bots.get(row.player)) for row in rows]
 
 
 def live(
@@ -55,7 +56,7 @@ def live(
         rounds=tournament.rounds,
         ended=tournament.ended,
         revision=standings.revision(tournament, games),
-        rows=_rows(standings.now(tournament, games)),
+        rows=_rows(standings.now(tournament, games), tournament.bots),
     )
 
 
@@ -79,7 +80,7 @@ def as_of(tournament_id: str, tournament: standings.Tournament, number: int) -> 
         rounds=tournament.rounds,
         ended=tournament.ended and number == max(c.round for c in tournament.closed),
         revision=closed.revision,
-        rows=_rows(standings.as_of(tournament, number)),
+        rows=_rows(standings.as_of(tournament, number), tournament.bots),
     )
 
 

@@ -28,7 +28,7 @@ async def open_tables(
     the tournament, round and table (domain/tournament/decide.py), so a retried or raced
     start makes every game once."""
     state, config = record.state, record.state.config
-    hashes = {p.name: p.token_hash for p in state.players}
+    entered = {p.name: (p.name, p.token_hash, p.bot) for p in state.players}
     peers = tuple(t.game_id for t in started.tables) if config.duplicate else ()
     initial = decider_for(config.variant).initial_state(config.table_size, config.options)
     hands = chain_length(initial, games.seed_chain_hands)
@@ -52,7 +52,7 @@ async def open_tables(
             table=table.table,
             peers=peers,
         )
-        seats = [(name, hashes[name]) for name in table.players]
+        seats = [entered[name] for name in table.players]  # a bot player's seat: a bot seat
         game = await games.open_table(table.game_id, created, seats, started.seat_seed)
         names = tuple(name or "" for name in game.lobby.names)
         tables.append(TableSeats(table.table, table.game_id, names))

@@ -50,7 +50,7 @@ _WHY = {
     413: "The body is too large (`body_too_large`)",
     415: "The body is not JSON (`unsupported_media_type`)",
     422: "Well-formed but not acceptable (`invalid_request`, `invalid_config`, "
-    "`idempotency_key_reused`)",
+    "`unknown_bot_level`, `idempotency_key_reused`)",
     429: "Rate limited (`rate_limited`); see `Retry-After`",
     500: "The tournament's stored history fails verification (`history_corrupt`), or an "
     "unexpected error (`internal_error`)",
@@ -117,8 +117,20 @@ CREATE_TOURNAMENT = docs.examples(
         "rounds": 4,
         "seating": "rotation",
     },
+    bots_by_themselves={
+        "name": "Bot league",
+        "variant": "golf",
+        "table_size": 4,
+        "rounds": 3,
+        "auto_rounds": True,
+        "options": {"hands": 1},
+    },
 )
-REGISTER_PLAYER = docs.examples("The player's name, unique in the tournament.", ada={"name": "Ada"})
+REGISTER_PLAYER = docs.examples(
+    "The player's name, unique in the tournament; with `bot`, a bot player of that level.",
+    ada={"name": "Ada"},
+    greedy_bot={"name": "Robo", "bot": "greedy"},
+)
 
 
 def round_info(played: Round) -> t.RoundInfo:
@@ -156,8 +168,9 @@ def info(record: TournamentRecord) -> t.TournamentInfo:
         seating=config.seating,
         duplicate=config.duplicate,
         bye_rule=config.bye_rule,
+        auto_rounds=config.auto_rounds,
         phase=phase(state),
-        players=[t.PlayerInfo(p.name, p.withdrawn, p.seed) for p in state.players],
+        players=[t.PlayerInfo(p.name, p.withdrawn, p.seed, p.bot or None) for p in state.players],
         played=[round_info(r) for r in state.rounds],
         seed_anchor=config.seed_anchor,
         seed_secret=config.seed_secret if state.ended else None,
@@ -205,6 +218,7 @@ class TournamentController(Controller):
             organiser_hash="",
             seed_anchor="",
             seed_secret="",
+            auto_rounds=data.auto_rounds,
         )
         record, token = await tournaments.create(spec, bearer(request), idempotency_key)
         body = t.TournamentOpened(
@@ -247,12 +261,14 @@ class TournamentController(Controller):
         idempotency_key: LobbyKey = None,
     ) -> Response[t.PlayerAdded]:
         """Registration closes when round 1 starts. The answer holds the player's token
-        (secret), which acts in every game of theirs in the tournament."""
+        (secret), which acts in every game of theirs in the tournament. With `bot` (a
+        level) the player is a bot: no token is issued, each of its seats is a bot seat
+        that the service plays (an unknown level is 422 `unknown_bot_level`)."""
         outcome, token = await tournaments.register(
-            tournament_id, required_token(request), data.name, idempotency_key
+            tournament_id, required_token(request), data.name, idempotency_key, data.bot or ""
         )
         version = outcome.last_version
-        body = t.PlayerAdded(tournament_id, data.name, token, version)
+        body = t.PlayerAdded(tournament_id, data.name, token, version, data.bot)
         location = f"/tournaments/{tournament_id}"
         return answer(body, version, status_code=201, location=location)
 

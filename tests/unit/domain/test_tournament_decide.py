@@ -51,6 +51,17 @@ def test_registering_withdrawing_and_seeding_are_events_of_the_players() -> None
     refused(run, SetSeed("bob", "x"), "unknown_player")
 
 
+def test_a_bot_player_names_its_level_and_an_unknown_level_is_refused_naming_the_levels() -> None:
+    run = Run(0)
+    assert run.do(Register("robo", "", "greedy")) == (PlayerRegistered("robo", "", "greedy"),)
+    assert run.state.player("robo").bot == "greedy"  # type: ignore[union-attr]
+    refused(run, Register("other", "", "genius"), "unknown_bot_level")
+    with pytest.raises(RuleViolation) as caught:
+        decide(run.state, Register("other", "", "genius"))
+    assert "(levels: random, greedy" in caught.value.message
+    refused(run, Register("robo", "", "random"), "name_taken")
+
+
 def test_registration_closes_when_round_one_starts_and_a_withdrawal_names_the_round() -> None:
     run = Run(8)
     run.start()

@@ -25,6 +25,7 @@ from events.codec import (
 )
 from events.schema import EVENT_TYPES
 from events.schema.common import GameEnded, GameOptions, GameStarted, HandDealt, HandEnded
+from events.schema.lobby import GameCreated, GameRematched, SeatClaimed
 from events.store.base import STREAM_ID_PATTERN, InvalidStreamId, check_stream_id
 
 pytestmark = pytest.mark.unit
@@ -257,3 +258,29 @@ def test_a_page_with_a_bad_text_fails_even_when_the_texts_join_into_valid_json()
 def test_an_upcaster_that_fails_is_a_codec_error() -> None:
     with pytest.raises(CodecError, match=r"upcasting test\.scored v1 failed"):
         versioned_codec().decode("test.scored", 1, b'{"type":"test.scored","seat":2}')
+
+
+def test_seats_and_games_stored_before_bots_and_rematches_read_as_people_and_first_games() -> None:
+    """`seat.claimed` grew `bot` and `game.created` grew `rematch_of` with defaults: rows
+    stored before them read as a person's seat and a game that is no rematch."""
+    codec = default_codec()
+    old_seat = b'{"type":"seat.claimed","seat":1,"name":"ada","token_hash":"' + b"ab" * 32 + b'"}'
+    assert codec.decode("seat.claimed", 1, old_seat) == SeatClaimed(1, "ada", "ab" * 32)
+    assert codec.decode("seat.claimed", 1, old_seat).bot == ""
+    old_game = b'{"type":"game.created","variant":"golf","seats":2,"options":{},"creator_hash":"c"}'
+    assert codec.decode("game.created", 1, old_game).rematch_of == ""
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        SeatClaimed(1, "greedy bot", "", bot="greedy"),
+        GameCreated("golf", 2, GameOptions(), "c" * 64, rematch_of="0f" * 16),
+        GameRematched("ab" * 16),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_bot_seats_and_rematch_links_round_trip(event: object) -> None:
+    codec = default_codec()
+    encoded = codec.encode(event)
+    assert codec.decode(encoded.type, encoded.schema_version, encoded.data) == event
