@@ -47,7 +47,7 @@ from events.schema.tournament import (
 )
 from events.store import EventStore
 from events.stored import StoredRow
-from service.audit.audit import audit_game
+from service.audit.audit import RulesVersionRefused, audit_game
 from service.audit.chain import link
 from service.audit.tournament_games import check_duplicate, check_seated, table_game
 from service.audit.tournament_report import (
@@ -123,7 +123,19 @@ def audit_tournament(
                     found.fail("round_seeds", "server_seed", "never revealed", number)
             for table in begun.tables:
                 if games.get(table.game_id):
-                    report = audit_game(table.game_id, games[table.game_id], public=public)
+                    try:
+                        report = audit_game(table.game_id, games[table.game_id], public=public)
+                    except RulesVersionRefused as refused:
+                        found.count("games")
+                        found.fail(
+                            "games",
+                            "rules_version",
+                            f"refused: {refused.detail}",
+                            number,
+                            table.table,
+                            table.game_id,
+                        )
+                        continue
                     found.count("games")
                     tables.append(
                         TableAudit(number, table.table, table.game_id, report.ok, report.failures)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from domain.rules_versions import current
 from domain.seed_chain import DEFAULT_HANDS
 from domain.variants import decider_for
 from events.schema.common import GameOptions
@@ -89,6 +90,7 @@ class GameService:
             seed_anchor=chain.anchor,
             seed_hands=chain.hands,
             seed_secret=chain.secret,
+            rules_version=current(variant),
         )
         record, ours = await self.handler.create(self.streams, game_id, [created], key=key)
         if not ours and (key is None or not alike_but_chain(record.entries[0].event, created)):
