@@ -53,6 +53,17 @@ def board(scores: Mapping[int, int], high_wins: bool) -> dict[int, int]:
     return earned
 
 
+def hand_scores(history: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
+    """Each hand's scores by seat, from the totals after each hand (a hand's totals add its
+    scores to the last: domain/grid/decide.py, domain/shedding/decide.py)."""
+    before: Sequence[int] = (0,) * (len(history[0]) if history else 0)
+    scores = []
+    for totals in history:
+        scores.append(tuple(now - then for now, then in zip(totals, before, strict=True)))
+        before = totals
+    return tuple(scores)
+
+
 class TableHands(msgspec.Struct, frozen=True):
     """One table of a duplicate round as the boards need it: who sat where, and each
     ended hand's scores by seat (`scores[h - 1]` for hand h)."""

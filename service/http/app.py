@@ -31,6 +31,7 @@ from service.http.controllers.ops import OpsController
 from service.http.controllers.ratings import RatingsController
 from service.http.controllers.readmodels import PlayerController, ReadModelController
 from service.http.controllers.standings import StandingsController
+from service.http.controllers.travellers import TravellersController
 from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.variants import VariantController
@@ -231,6 +232,7 @@ def create_app(
             PlayerController,
             TournamentController,
             StandingsController,
+            TravellersController,
             RatingsController,
         ],
         dependencies={

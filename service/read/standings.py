@@ -12,8 +12,9 @@ from typing import Any
 
 import msgspec
 
+from domain.tournament.matchpoints import MatchpointRow
 from domain.tournament.standings import Row
-from projections import standings
+from projections import boards, standings
 from projections.base import Doc, ProjectionReader, ProjectionsUnavailable
 from service.contract import standings as s
 from service.contract.problems import ApiError
@@ -36,8 +37,22 @@ async def read(
     return tournament, games
 
 
-def _rows(rows: list[Row]) -> list[s.StandingsRow]:
-    return [s.StandingsRow(**msgspec.structs.asdict(row)) for row in rows]
+def _rows(rows: list[Row], scored: list[MatchpointRow] | None = None) -> list[s.StandingsRow]:
+    """The rows by total; with matchpoints (`scored`), in their order and rank, each with
+    its totals beside."""
+    if scored is None:
+        return [s.StandingsRow(**msgspec.structs.asdict(row)) for row in rows]
+    totals = {row.player: msgspec.structs.asdict(row) for row in rows}
+    return [
+        s.StandingsRow(
+            **(totals[row.player] | {"rank": row.rank, "withdrawn": row.withdrawn}),
+            percent=row.percent,
+            matchpoints=row.matchpoints,
+            top=row.top,
+            boards=row.boards,
+        )
+        for row in scored
+    ]
 
 
 def live(
@@ -55,8 +70,16 @@ def live(
         rounds=tournament.rounds,
         ended=tournament.ended,
         revision=standings.revision(tournament, games),
-        rows=_rows(standings.now(tournament, games)),
+        rows=_rows(standings.now(tournament, games), _scored(tournament, games)),
+        scoring=tournament.scoring,  # type: ignore[arg-type]
     )
+
+
+def _scored(
+    tournament: standings.Tournament, games: list[Doc | None]
+) -> list[MatchpointRow] | None:
+    matched = tournament.scoring == "matchpoints"
+    return boards.now(tournament, games) if matched else None
 
 
 def as_of(tournament_id: str, tournament: standings.Tournament, number: int) -> s.Standings:
@@ -79,7 +102,11 @@ def as_of(tournament_id: str, tournament: standings.Tournament, number: int) -> 
         rounds=tournament.rounds,
         ended=tournament.ended and number == max(c.round for c in tournament.closed),
         revision=closed.revision,
-        rows=_rows(standings.as_of(tournament, number)),
+        rows=_rows(
+            standings.as_of(tournament, number),
+            boards.as_of(tournament, number) if tournament.scoring == "matchpoints" else None,
+        ),
+        scoring=tournament.scoring,  # type: ignore[arg-type]
     )
 
 

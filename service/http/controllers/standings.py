@@ -42,6 +42,8 @@ NDJSON = "application/x-ndjson"
 FRESH = 0.05
 """The oldest shared read a GET is answered from (`Looks`)."""
 CSV_COLUMNS = ("rank", "player", "total", "games", "hands", "won", "average", "byes", "withdrawn")
+MATCHPOINT_COLUMNS = ("percent", "matchpoints", "top", "boards")
+"""Added after `CSV_COLUMNS` when the tournament's scoring is `matchpoints`."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 TournamentId = Annotated[
@@ -88,13 +90,19 @@ RESULTS = (
 # ---- the answers' bodies -------------------------------------------------------------------
 
 
-def csv_text(rows: list[s.StandingsRow]) -> bytes:
+def csv_text(rows: list[s.StandingsRow], scoring: str = "total") -> bytes:
     """RFC 4180 (CRLF, quotes doubled), a header row first; text cells guarded against
-    formula injection."""
+    formula injection. With matchpoints, their columns follow."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(CSV_COLUMNS)
+    matched = scoring == "matchpoints"
+    writer.writerow(CSV_COLUMNS + (MATCHPOINT_COLUMNS if matched else ()))
     for row in rows:
+        extra = (
+            ["" if row.percent is None else f"{row.percent:g}", row.matchpoints, row.top, row.boards]
+            if matched
+            else []
+        )
         writer.writerow(
             [
                 row.rank,
@@ -106,6 +114,7 @@ def csv_text(rows: list[s.StandingsRow]) -> bytes:
                 "" if row.average is None else f"{row.average:g}",
                 row.byes,
                 "true" if row.withdrawn else "false",
+                *extra,
             ]
         )
     return out.getvalue().encode()
@@ -122,7 +131,9 @@ STANDINGS = (
             description="The standings: JSON, or CSV with `Accept: text/csv`",
             also={
                 CSV: docs.text(
-                    "RFC 4180: a header row, then one row per player in rank order",
+                    "RFC 4180: a header row, then one row per player in rank order; with "
+                    "scoring `matchpoints`, the columns percent, matchpoints, top and boards "
+                    "follow",
                     csv_text(
                         [
                             s.StandingsRow(1, "Ada", 31, 2, 6, 2, 5.167, 0, False),
@@ -198,7 +209,7 @@ class StandingsController(Controller):
             body = as_of(tournament_id, found.tournament, round)
         headers = {"Vary": "Accept"}
         if request.accept.best_match([JSON, CSV], default=JSON) == CSV:
-            text = csv_text(body.rows)
+            text = csv_text(body.rows, body.scoring)
             return Response(text, media_type=f"{CSV}; charset=utf-8", headers=headers)  # type: ignore[arg-type]
         return Response(body, headers=headers)
 
