@@ -17,11 +17,15 @@ model counts it, projections/players.py).
 
 The keys:
 - `game:<game_id>`: a game not rated yet, as the rating needs it: its variant, the name in
-  each seat, `held` for a duplicate round's, and once a held game has ended its `totals`.
-  Written at the game's lobby events, deleted once the game is rated.
-- `rating:<name>`: mu, sigma, ordinal (mu - 3 sigma: the displayed rating) and games rated.
+  each seat, each bot seat's level (`bots`, once a bot took a seat), `held` for a duplicate
+  round's, and once a held game has ended its `totals`. Written at the game's lobby events,
+  deleted once the game is rated.
+- `rating:<name>`: mu, sigma, ordinal (mu - 3 sigma: the displayed rating), games rated,
+  and `bot`: the level of the last bot that played under the name (`seat.claimed` with a
+  bot), once one has. The mark stays: a name a bot has played is a bot's.
 - `leaderboard` (index): every rated name, scored by minus its ordinal, so the index's
   ascending (score, member) order is the leaderboard's: best rating first, then by name.
+- `leaderboard:people` (index): the same without the names marked as bots.
 
 `game.ended` says the totals but not the names: the game's document does, so the ratings it
 updates are named by `more_keys` (projections/runner.py) from that document.
@@ -38,10 +42,12 @@ from events.schema.common import GameEnded, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.schema.tournament import RoundClosed
 from events.store.base import RecordedEvent
-from projections.base import Delete, Doc, IndexAdd, Put, Write
+from projections.base import Delete, Doc, IndexAdd, IndexRemove, Put, Write
 from projections.folds import GAME_PREFIX, game_id
 
 LEADERBOARD = "leaderboard"
+PEOPLE = "leaderboard:people"
+"""The leaderboard without bots."""
 DIGITS = 6
 _GAME_TYPES = frozenset((GameCreated, SeatClaimed, SeatReleased, GameStarted, GameEnded))
 """The game events read (exact types: events are never subclassed)."""
@@ -60,9 +66,10 @@ def game_key(game: str) -> str:
 
 class Ratings:
     name = "ratings"
-    version = 2
+    version = 3
     """2: the game's names kept in its document (no longer in the projector's memory); a
-    duplicate round's game rated at its round's close."""
+    duplicate round's game rated at its round's close. 3: bots marked, and the
+    leaderboard without them."""
     types = _GAME_TYPES | {RoundClosed}
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
@@ -101,16 +108,27 @@ class Ratings:
         if doc is None:
             return ()  # rated already, or a stream that did not begin with game.created
         if isinstance(data, SeatClaimed | SeatReleased):
-            names = list(doc["names"])
-            if 0 <= data.seat < len(names):
-                names[data.seat] = data.name if isinstance(data, SeatClaimed) else None
-            return (Put(key, doc | {"names": names}),)
+            return (Put(key, _seated(doc, data)),)
         if isinstance(data, GameStarted):
             return (Put(key, doc | {"variant": data.variant}),)
         assert isinstance(data, GameEnded)
         if doc.get("held"):
             return (Put(key, doc | {"totals": list(data.totals)}),)  # rated at its round's close
-        return [Delete(key), *rate(doc["variant"], doc["names"], data.totals, docs)]
+        return [
+            Delete(key),
+            *rate(doc["variant"], doc["names"], data.totals, docs, doc.get("bots")),
+        ]
+
+
+def _seated(doc: Doc, data: SeatClaimed | SeatReleased) -> Doc:
+    """The game's document with the seat taken (by a person or a bot) or given up."""
+    names = list(doc["names"])
+    bots = list(doc.get("bots") or [""] * len(names))
+    if 0 <= data.seat < len(names):
+        claimed = isinstance(data, SeatClaimed)
+        names[data.seat] = data.name if claimed else None
+        bots[data.seat] = data.bot if isinstance(data, SeatClaimed) else ""
+    return doc | {"names": names} | ({"bots": bots} if any(bots) else {})
 
 
 def _round_closed(data: RoundClosed, docs: Mapping[str, Doc | None]) -> list[Write]:
@@ -123,7 +141,7 @@ def _round_closed(data: RoundClosed, docs: Mapping[str, Doc | None]) -> list[Wri
         doc = docs.get(key)
         if doc is None or "totals" not in doc:
             continue  # rated at its own end (no duplicate deals), or never seen here
-        rated = rate(doc["variant"], doc["names"], doc["totals"], ratings)
+        rated = rate(doc["variant"], doc["names"], doc["totals"], ratings, doc.get("bots"))
         ratings.update({w.key: w.doc for w in rated if isinstance(w, Put)})
         writes += [Delete(key), *rated]
     return writes
@@ -134,15 +152,20 @@ def rate(
     names: Sequence[str | None],
     totals: Sequence[int],
     docs: Mapping[str, Doc | None],
+    bots: Sequence[str] | None = None,
 ) -> list[Write]:
     """The writes of one game's rating update: each player's new rating and leaderboard
-    place, from their ratings in `docs` (absent: a new player)."""
+    places, from their ratings in `docs` (absent: a new player). `bots`: each seat's bot
+    level ("" for a person's seat; None: no bot at the table)."""
     sign = -1 if high_wins(variant) else 1
     best: dict[str, int] = {}
-    for name, total in zip(names, totals, strict=False):
+    played_by: dict[str, str] = {}
+    for seat, (name, total) in enumerate(zip(names, totals, strict=False)):
         if name is not None:
             score = sign * total
             best[name] = min(best.get(name, score), score)
+            if bots and bots[seat]:
+                played_by[name] = bots[seat]
     if len(best) < 2:
         return []
     players = sorted(best)
@@ -151,16 +174,23 @@ def rate(
     for player in players:
         doc = docs.get(rating_key(player))
         if doc is None:
-            before.append((MODEL.rating(name=player), 0))
+            before.append((MODEL.rating(name=player), 0, ""))
         else:
             rating = MODEL.rating(mu=doc["mu"], sigma=doc["sigma"], name=player)
-            before.append((rating, doc["games"]))
-    after = MODEL.rate([[rating] for rating, _ in before], ranks=ranks)
+            before.append((rating, doc["games"], doc.get("bot", "")))
+    after = MODEL.rate([[rating] for rating, _, _ in before], ranks=ranks)
     writes: list[Write] = []
-    for player, (_, games), (rating,) in zip(players, before, after, strict=True):
+    for player, (_, games, was_bot), (rating,) in zip(players, before, after, strict=True):
         mu, sigma = round(rating.mu, DIGITS), round(rating.sigma, DIGITS)
         ordinal = round(mu - 3 * sigma, DIGITS)
         doc = {"name": player, "mu": mu, "sigma": sigma, "ordinal": ordinal, "games": games + 1}
+        bot = played_by.get(player, was_bot)
+        if bot:
+            doc["bot"] = bot
         writes.append(Put(rating_key(player), doc))
         writes.append(IndexAdd(LEADERBOARD, player, 0.0 - ordinal))
+        if not bot:
+            writes.append(IndexAdd(PEOPLE, player, 0.0 - ordinal))
+        elif not was_bot and games:  # a rated person's name that a bot now plays
+            writes.append(IndexRemove(PEOPLE, player))
     return writes

@@ -4,9 +4,10 @@ answered by the one standings function (domain/tournament/standings.py).
 
 The keys:
 - `tournament:<id>`: the tournament as the standings need it: variant, who is registered
-  and who withdrew, each closed round's results (with who was registered and withdrawn when
-  it closed, so "as of round N" is what the standings said then), the live round's tables
-  and byes, and whether it ended. Written at the tournament's own events.
+  (and which of them are bots, at which level) and who withdrew, each closed round's
+  results (with who was registered and withdrawn when it closed, so "as of round N" is
+  what the standings said then), the live round's tables and byes, and whether it ended.
+  Written at the tournament's own events.
 - `game:<game_id>`: one game of a tournament, as it goes: its tournament, round and table,
   each seat's total after the hands ended so far, the hands ended, the phase, the winners
   and the seats that resigned. Written at the game's own events (a casual game has none).
@@ -127,6 +128,8 @@ class Tournament(msgspec.Struct, frozen=True):
     only as far as every table still playing has got (`live_tables`)."""
     scoring: str = "total"
     """`total` or `matchpoints`: what the standings rank by (projections/boards.py)."""
+    bots: dict[str, str] = msgspec.field(default_factory=dict)
+    """Each bot player's level, by name (its seats are bot seats)."""
 
 
 class TableGame(msgspec.Struct, frozen=True):
@@ -157,7 +160,8 @@ def _doc(value: msgspec.Struct) -> Doc:
 
 class StandingsProjection:
     name = "standings"
-    version = 1
+    version = 2
+    """2: bot players marked (`Tournament.bots`)."""
     types = _TOURNAMENT_TYPES | _GAME_TYPES
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
@@ -222,7 +226,9 @@ def _tournament(
     if isinstance(data, PlayerRegistered):
         if data.name in doc.players:
             return None
-        return msgspec.structs.replace(doc, players=(*doc.players, data.name), revision=position)
+        bots = doc.bots | {data.name: data.bot} if data.bot else doc.bots
+        players = (*doc.players, data.name)
+        return msgspec.structs.replace(doc, players=players, bots=bots, revision=position)
     if isinstance(data, PlayerWithdrawn):
         if data.name in doc.withdrawn:
             return None

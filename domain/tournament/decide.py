@@ -98,9 +98,9 @@ def decide(state: Tournament, command: Any) -> tuple[Any, ...]:
         if state.rounds:
             raise RuleViolation("registration_closed", "registration closed when round 1 started")
         if command.bot and command.bot not in BOT_KINDS:
-            known = ", ".join(BOT_KINDS)
+            levels = ", ".join(BOT_KINDS)
             raise RuleViolation(
-                "unknown_bot_level", f"no bot level {command.bot!r} (known: {known})"
+                "unknown_bot_level", f"no bot plays at level {command.bot!r} (levels: {levels})"
             )
         if state.player(command.name) is not None:
             raise RuleViolation("name_taken", f"a player is already named {command.name!r}")

@@ -107,6 +107,7 @@ def audit_tournament(
         found.fail("chain", "tournament.created", "is not the stream's first event")
     else:
         seeds = _round_seeds(created, events, found)
+        bots = {e.name: e.bot for _, e in events if isinstance(e, PlayerRegistered) and e.bot}
         if 1 in started and 1 in seeds:
             _first_seating(created, events, started[1], seeds[1], found)
         for number, (version, begun) in sorted(started.items()):
@@ -114,7 +115,7 @@ def audit_tournament(
                 t.game_id: table_game(t.game_id, games, found, number, t.table)
                 for t in begun.tables
             }
-            check_seated(begun, decoded, found)
+            check_seated(begun, decoded, found, bots)
             if created.duplicate:
                 _seat_seeds(events, version, begun, found)
                 if number in seeds:

@@ -25,6 +25,8 @@ class TableGame(msgspec.Struct):
     created: GameCreated
     names: list[str]
     deals: dict[int, HandDealt]
+    bots: list[str] = msgspec.field(default_factory=list)
+    """Each seat's bot level ("" for a person's seat)."""
 
 
 def table_game(
@@ -41,17 +43,31 @@ def table_game(
         found.fail("games", "game.created", "is not the game's first event", number, table, game_id)
         return None
     names: dict[int, str] = {}
+    bots: dict[int, str] = {}
     deals: dict[int, HandDealt] = {}
     for item in items:
         if isinstance(item.event, SeatClaimed):
             names[item.event.seat] = item.event.name
+            bots[item.event.seat] = item.event.bot
         elif isinstance(item.event, HandDealt):
             deals[item.event.hand] = item.event
-    return TableGame(items[0].event, [names.get(s, "") for s in range(items[0].event.seats)], deals)
+    seats = range(items[0].event.seats)
+    return TableGame(
+        items[0].event,
+        [names.get(s, "") for s in seats],
+        deals,
+        [bots.get(s, "") for s in seats],
+    )
 
 
-def check_seated(begun: RoundStarted, games: dict[str, TableGame | None], found: Findings) -> None:
-    """Each table's game seats the players the round names, in table order."""
+def check_seated(
+    begun: RoundStarted,
+    games: dict[str, TableGame | None],
+    found: Findings,
+    bots: Mapping[str, str],
+) -> None:
+    """Each table's game seats the players the round names, in table order; a bot
+    player's seat is a bot seat of its registered level, and only a bot player's is."""
     for table in begun.tables:
         game = games[table.game_id]
         if game is None:
@@ -62,6 +78,16 @@ def check_seated(begun: RoundStarted, games: dict[str, TableGame | None], found:
                 "seating",
                 "seat.claimed",
                 f"seat {game.names}, the round seats {list(table.players)}",
+                begun.round,
+                table.table,
+                table.game_id,
+            )
+        registered = [bots.get(player, "") for player in table.players]
+        if game.bots != registered:
+            found.fail(
+                "seating",
+                "seat.claimed bot",
+                f"seat bots {game.bots}, the players registered {registered}",
                 begun.round,
                 table.table,
                 table.game_id,

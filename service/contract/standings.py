@@ -34,6 +34,8 @@ class StandingsRow(msgspec.Struct):
     any hand."""
     byes: int
     withdrawn: bool
+    bot: str | None = None
+    """A bot player's level; null for a person."""
     percent: float | None = None
     """Scoring `matchpoints`: the mean of the player's percentages over the boards they
     played (2 points per result beaten on a board, 1 per tie, over the board's top), 2
@@ -97,6 +99,8 @@ class TableLine(msgspec.Struct):
     """Seats that resigned or were withdrawn: the bot played them out; they never win."""
     status: TableStatus
     links: TableLinks
+    bots: list[str | None]
+    """Each seat's bot level, in seat order (null: a person's seat)."""
 
 
 class RoundResults(msgspec.Struct):
@@ -165,6 +169,9 @@ class Rating(msgspec.Struct):
     sigma: float
     games: int
     """Games rated."""
+    bot: str | None = None
+    """The level of the last bot that played under this name, once one has (its rating
+    then stays out of `GET /ratings?bots=false`); null: only people have."""
 
 
 class Leaderboard(msgspec.Struct):

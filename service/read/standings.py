@@ -37,15 +37,20 @@ async def read(
     return tournament, games
 
 
-def _rows(rows: list[Row], scored: list[MatchpointRow] | None = None) -> list[s.StandingsRow]:
-    """The rows by total; with matchpoints (`scored`), in their order and rank, each with
-    its totals beside."""
+def _rows(
+    rows: list[Row], bots: dict[str, str], scored: list[MatchpointRow] | None = None
+) -> list[s.StandingsRow]:
+    """The rows as served, each bot player marked with its level; with matchpoints
+    (`scored`), in their order and rank, each with its totals beside."""
     if scored is None:
-        return [s.StandingsRow(**msgspec.structs.asdict(row)) for row in rows]
+        return [
+            s.StandingsRow(**msgspec.structs.asdict(row), bot=bots.get(row.player)) for row in rows
+        ]
     totals = {row.player: msgspec.structs.asdict(row) for row in rows}
     return [
         s.StandingsRow(
             **(totals[row.player] | {"rank": row.rank, "withdrawn": row.withdrawn}),
+            bot=bots.get(row.player),
             percent=row.percent,
             matchpoints=row.matchpoints,
             top=row.top,
@@ -70,7 +75,7 @@ def live(
         rounds=tournament.rounds,
         ended=tournament.ended,
         revision=standings.revision(tournament, games),
-        rows=_rows(standings.now(tournament, games), _scored(tournament, games)),
+        rows=_rows(standings.now(tournament, games), tournament.bots, _scored(tournament, games)),
         scoring=tournament.scoring,  # type: ignore[arg-type]
     )
 
@@ -104,6 +109,7 @@ def as_of(tournament_id: str, tournament: standings.Tournament, number: int) -> 
         revision=closed.revision,
         rows=_rows(
             standings.as_of(tournament, number),
+            tournament.bots,
             boards.as_of(tournament, number) if tournament.scoring == "matchpoints" else None,
         ),
         scoring=tournament.scoring,  # type: ignore[arg-type]

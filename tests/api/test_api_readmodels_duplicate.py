@@ -140,6 +140,18 @@ async def rating_of(
         await asyncio.sleep(0.05)
 
 
+async def people(http: httpx.AsyncClient) -> set[str]:
+    """Every name on the leaderboard without bots (`GET /ratings?bots=false`), page by page."""
+    names: set[str] = set()
+    params: dict[str, Any] = {"bots": "false", "limit": 200}
+    while True:
+        page = (await http.get("/ratings", params=params)).json()
+        names |= {rating["name"] for rating in page["ratings"]}
+        if page["next_cursor"] is None:
+            return names
+        params["cursor"] = page["next_cursor"]
+
+
 async def test_a_duplicate_table_counts_for_its_players_only_once_its_round_closes(
     store: EventStore, api_base: str
 ) -> None:
@@ -225,6 +237,7 @@ async def test_a_duplicate_table_moves_no_rating_until_its_round_closes(
         assert await rating_of(http, ann, lambda found: True) == before
         for name in (bob, cat, dan):
             assert await rating_of(http, name, lambda found: True) is None, name
+        assert not {bob, cat, dan} & await people(http), "nor on the board without bots"
 
         await play(games, b)
         await close_round(store, games, held)
@@ -235,3 +248,4 @@ async def test_a_duplicate_table_moves_no_rating_until_its_round_closes(
             rated = await rating_of(http, name, lambda found: found is not None)
             assert rated is not None
             assert rated["games"] == 1, name
+        assert {ann, bob, cat, dan} <= await people(http)

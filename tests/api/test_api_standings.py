@@ -40,6 +40,7 @@ from tests.support.tournament_history import (
     Entry,
     append_history,
     closed_rounds,
+    expected_bots,
     expected_standings,
     tournament_history,
 )
@@ -84,8 +85,10 @@ def append(keeperless_database: str) -> Callable[[list[Entry]], None]:
     return lambda history: asyncio.run(go(history))
 
 
-def rows(expected: list[Any]) -> list[dict[str, Any]]:
-    return msgspec.to_builtins(expected)  # type: ignore[no-any-return]
+def rows(expected: list[Any], history: list[Entry]) -> list[dict[str, Any]]:
+    """The rows as served: each bot player marked with its level."""
+    bots = expected_bots(history)
+    return [row | {"bot": bots.get(row["player"])} for row in msgspec.to_builtins(expected)]
 
 
 def once(
@@ -115,7 +118,7 @@ def test_standings_live_and_as_of_each_round_are_those_of_the_events(
     name = tid()
     history = tournament_history(5, tournament=name, players=9, rounds=3, finish=False)
     append(history)
-    expected = rows(expected_standings(history))
+    expected = rows(expected_standings(history), history)
     closed = closed_rounds(history)
     assert closed
     live = once(
@@ -130,7 +133,7 @@ def test_standings_live_and_as_of_each_round_are_those_of_the_events(
         response = http.get(f"/tournaments/{name}/standings", params={"round": number})
         assert response.status_code == 200, response.text
         body = response.json()
-        assert body["rows"] == rows(expected_standings(history, as_of=number))
+        assert body["rows"] == rows(expected_standings(history, as_of=number), history)
         assert (body["round"], body["live"]) == (number, False)
     in_play = http.get(f"/tournaments/{name}/standings", params={"round": live["round"]})
     assert in_play.status_code == 409
@@ -156,7 +159,7 @@ def test_csv_quotes_by_rfc_4180_and_guards_against_formulas(
     name = tid()
     history = tournament_history(8, tournament=name, players=15, rounds=2, finish=True)
     append(history)
-    expected = rows(expected_standings(history))
+    expected = rows(expected_standings(history), history)
     once(
         http, f"/tournaments/{name}/standings", lambda r: r.status_code == 200 and
         r.json()["ended"]
@@ -171,8 +174,9 @@ def test_csv_quotes_by_rfc_4180_and_guards_against_formulas(
     assert '"Zoë ""Z"""' in text
     table = list(csv.reader(io.StringIO(text, newline="")))
     assert table[0] == [
-        "rank", "player", "total", "games", "hands", "won", "average", "byes", "withdrawn"
+        "rank", "player", "total", "games", "hands", "won", "average", "byes", "withdrawn", "bot"
     ]  # fmt: skip
+    assert [row[9] for row in table[1:]] == [r["bot"] or "" for r in expected]
     players = [row[1] for row in table[1:]]
     assert "'=cmd" in players
     assert "=cmd" not in players
@@ -191,12 +195,14 @@ def test_round_results_table_by_table_with_links(
     name = tid()
     history = tournament_history(13, tournament=name, players=8, rounds=2, finish=False)
     append(history)
-    expected = rows(expected_standings(history))
+    expected = rows(expected_standings(history), history)
     once(
         http, f"/tournaments/{name}/standings", lambda r: r.status_code == 200 and
         r.json()["rows"] == expected
     )  # fmt: skip
     closes = {e.round: e for _, e in history if type(e).__name__ == "RoundClosed"}
+    bots = expected_bots(history)
+    assert bots, "the history seats bot players"
     for number, closed in closes.items():
         body = http.get(f"/tournaments/{name}/rounds/{number}/results").json()
         assert body["status"] == "closed"
@@ -209,6 +215,7 @@ def test_round_results_table_by_table_with_links(
                 list(result.totals),
                 list(result.winners),
             )
+            assert line["bots"] == [bots.get(player) for player in result.players]
             game = f"/games/{result.game_id}"
             assert line["links"] == {
                 "game": game,
@@ -303,7 +310,7 @@ def test_the_stream_sends_the_standings_then_a_line_when_a_round_closes_then_end
     history = tournament_history(21, tournament=name, players=8, rounds=2, finish=True)
     first_close = next(i for i, (_, e) in enumerate(history) if type(e).__name__ == "RoundClosed")
     append(history[:first_close])
-    before = rows(expected_standings(history[:first_close]))
+    before = rows(expected_standings(history[:first_close]), history)
     once(  # the read model has caught up: nothing changes until round 1 closes
         http, f"/tournaments/{name}/standings", lambda r: r.status_code == 200 and
         r.json()["rows"] == before
@@ -340,11 +347,11 @@ def test_the_stream_sends_the_standings_then_a_line_when_a_round_closes_then_end
     while not any(line["rounds_closed"] == 1 for line in got) and time.monotonic() < deadline:
         time.sleep(0.05)
     closed = next(line for line in got if line["rounds_closed"] == 1)
-    assert closed["rows"] == rows(expected_standings(history[: first_close + 1]))
+    assert closed["rows"] == rows(expected_standings(history[: first_close + 1]), history)
     append(history[first_close + 1 :])  # round 2 plays, closes, and the tournament ends
     assert finished.wait(30), "the stream did not end after the tournament ended"
     assert got[-1]["ended"] is True
-    assert got[-1]["rows"] == rows(expected_standings(history))
+    assert got[-1]["rows"] == rows(expected_standings(history), history)
     # One encoding for both: an average is a number with a fraction part on either
     # (json.dumps tells 7 from 7.0; Python's == does not).
     answered = http.get(f"/tournaments/{name}/standings").json()["rows"]

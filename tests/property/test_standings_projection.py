@@ -1,8 +1,8 @@
 """The standings read model (projections/standings.py) says what the events say: from
 random synthetic tournament histories, its standings now and as of each closed round equal
 the ones recomputed straight from the events (tests/support/tournament_history.py), in whatever
-batches the feed is projected; as of round N equals rounds 1..N alone; and the ratings
-update once per finished game."""
+batches the feed is projected, bot players marked; as of round N equals rounds 1..N alone;
+and the ratings update once per finished game, bots marked and off the people's board."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from domain.tournament.standings import standings
 from domain.variants import high_wins
 from projections import standings as model
-from projections.ratings import Ratings, rating_key
+from projections.ratings import LEADERBOARD, PEOPLE, Ratings, rating_key
 from projections.standings import StandingsProjection
 from tests.support.dict_projector import DictModel, project
 from tests.support.tournament_history import (
     closed_rounds,
+    expected_bots,
     expected_standings,
     recorded,
     tournament_history,
@@ -40,6 +41,7 @@ def test_standings_equal_the_recomputation_from_the_events(seed: int, batch: int
     rows, _ = read_now(built, "t1")
     assert rows == expected_standings(history)
     tournament = model.load_tournament(built.docs[model.tournament_key("t1")])
+    assert tournament.bots == expected_bots(history)
     for number in closed_rounds(history):
         assert model.as_of(tournament, number) == expected_standings(history, as_of=number)
 
@@ -123,12 +125,17 @@ def test_ratings_count_each_finished_game_once_per_player_whatever_the_batches(
     assert one.indexes == other.indexes
     rated: dict[str, int] = {}
     names: dict[str, dict[int, str]] = {}
+    bots: dict[str, str] = {}
     for event in feed:
         data = event.data
         if event.type == "seat.claimed":
             names.setdefault(event.stream_id, {})[data.seat] = data.name
+            if data.bot:  # a name a bot played: marked with its last level from then on
+                bots[data.name] = data.bot
         elif event.type == "game.ended":
             for name in set(names[event.stream_id].values()):
                 rated[name] = rated.get(name, 0) + 1
     assert {name: one.docs[rating_key(name)]["games"] for name in rated} == rated
-    assert set(one.indexes["leaderboard"]) == set(rated)
+    assert {n: one.docs[rating_key(n)].get("bot") for n in rated} == {n: bots.get(n) for n in rated}
+    assert set(one.indexes[LEADERBOARD]) == set(rated)
+    assert set(one.indexes[PEOPLE]) == set(rated) - set(bots)

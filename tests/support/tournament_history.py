@@ -40,6 +40,8 @@ NAMES = (
 )  # fmt: skip
 """Some with a comma, quotes or a leading `=`, for the CSV."""
 
+BOT_LEVELS = ("random", "greedy", "strong")
+
 Entry = tuple[str, Any]
 """(stream id, event)."""
 
@@ -112,8 +114,9 @@ def tournament_history(
     turns at random, a seat now and then resigned, a player now and then withdrawn (their
     seats in play resigned), rounds closed; the last round left in play unless `finish`,
     which also ends the tournament. A casual game or two too. `size`: players per table
-    (else one the variant seats, at random). Without `churn`, every player registers at
-    once and nobody resigns or withdraws."""
+    (else one the variant seats, at random). Some players are bots (their seats bot
+    seats). Without `churn`, every player registers at once and nobody resigns or
+    withdraws."""
     rng = random.Random(seed)
     tid = tournament or uuid.UUID(int=rng.getrandbits(128)).hex[:16]
     variant = variant or rng.choice(tuple(VARIANTS))
@@ -137,10 +140,14 @@ def tournament_history(
     late = names[count - rng.randint(0, 2) :] if churn and count > size + 2 else []
     registered: list[str] = []
     withdrawn: list[str] = []
+    # Bot players, drawn apart so that the rest of the history is what it was before bots.
+    drawn = random.Random(f"bots {seed}")
+    bots = {n: drawn.choice(BOT_LEVELS) for n in names if drawn.random() < 0.3}
 
     def register(name: str) -> None:
         registered.append(name)
-        out.append((stream, PlayerRegistered(name, f"{len(registered):x}" * 64)))
+        digest = "" if name in bots else f"{len(registered):x}" * 64
+        out.append((stream, PlayerRegistered(name, digest, bots.get(name, ""))))
 
     for name in names:
         if name not in late:
@@ -173,7 +180,8 @@ def tournament_history(
                 )
             )  # fmt: skip
             for seat, name in enumerate(seated):
-                out.append((game.stream, SeatClaimed(seat, name, f"{seat:x}" * 64)))
+                digest = "" if name in bots else f"{seat:x}" * 64
+                out.append((game.stream, SeatClaimed(seat, name, digest, bots.get(name, ""))))
         out.append(
             (
                 stream,
@@ -332,6 +340,11 @@ def recorded(history: Sequence[Entry]) -> list[RecordedEvent]:
         versions[stream] = versions.get(stream, 0) + 1
         out.append(record(stream, versions[stream], position, event))
     return out
+
+
+def expected_bots(history: Sequence[Entry]) -> dict[str, str]:
+    """Each bot player's level, by name, as the tournament registered it."""
+    return {e.name: e.bot for _, e in history if isinstance(e, PlayerRegistered) and e.bot}
 
 
 def closed_rounds(history: Sequence[Entry]) -> list[int]:

@@ -48,9 +48,17 @@ class RatingsController(Controller):
             str | None,
             Parameter(max_length=400, description="The `next_cursor` of the previous page"),
         ] = None,
+        bots: Annotated[
+            bool,
+            Parameter(
+                description="Whether names a bot has played are listed (`false`: the "
+                "leaderboard of people alone; a cursor pages the board it came from)"
+            ),
+        ] = True,
     ) -> s.Leaderboard:
         name = ratings.Ratings.name
-        page = await reader.page(name, ratings.LEADERBOARD, limit=limit, cursor=cursor)
+        board = ratings.LEADERBOARD if bots else ratings.PEOPLE
+        page = await reader.page(name, board, limit=limit, cursor=cursor)
         found = await reader.get_many(
             name, [ratings.rating_key(entry.member) for entry in page.entries]
         )

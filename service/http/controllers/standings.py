@@ -41,7 +41,9 @@ JSON = "application/json"
 NDJSON = "application/x-ndjson"
 FRESH = 0.05
 """The oldest shared read a GET is answered from (`Looks`)."""
-CSV_COLUMNS = ("rank", "player", "total", "games", "hands", "won", "average", "byes", "withdrawn")
+CSV_COLUMNS = (
+    "rank", "player", "total", "games", "hands", "won", "average", "byes", "withdrawn", "bot",
+)  # fmt: skip
 MATCHPOINT_COLUMNS = ("percent", "matchpoints", "top", "boards")
 """Added after `CSV_COLUMNS` when the tournament's scoring is `matchpoints`."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -99,7 +101,12 @@ def csv_text(rows: list[s.StandingsRow], scoring: str = "total") -> bytes:
     writer.writerow(CSV_COLUMNS + (MATCHPOINT_COLUMNS if matched else ()))
     for row in rows:
         extra = (
-            ["" if row.percent is None else f"{row.percent:g}", row.matchpoints, row.top, row.boards]
+            [
+                "" if row.percent is None else f"{row.percent:g}",
+                row.matchpoints,
+                row.top,
+                row.boards,
+            ]
             if matched
             else []
         )
@@ -114,6 +121,7 @@ def csv_text(rows: list[s.StandingsRow], scoring: str = "total") -> bytes:
                 "" if row.average is None else f"{row.average:g}",
                 row.byes,
                 "true" if row.withdrawn else "false",
+                row.bot or "",
                 *extra,
             ]
         )
@@ -137,7 +145,8 @@ STANDINGS = (
                     csv_text(
                         [
                             s.StandingsRow(1, "Ada", 31, 2, 6, 2, 5.167, 0, False),
-                            s.StandingsRow(2, "=Bob", 45, 2, 6, 0, 7.5, 0, True),
+                            s.StandingsRow(2, "Robo", 38, 2, 6, 0, 6.333, 0, False, "greedy"),
+                            s.StandingsRow(3, "=Bob", 45, 2, 6, 0, 7.5, 0, True),
                         ]
                     ).decode(),
                 )
@@ -165,7 +174,7 @@ def _links(game_id: str, hands: int) -> s.TableLinks:
     )
 
 
-def _table(result: Any, status: s.TableStatus) -> s.TableLine:
+def _table(result: Any, status: s.TableStatus, bots: dict[str, str]) -> s.TableLine:
     return s.TableLine(
         table=result.table,
         game_id=result.game_id,
@@ -176,6 +185,7 @@ def _table(result: Any, status: s.TableStatus) -> s.TableLine:
         resigned=list(result.resigned),
         status=status,
         links=_links(result.game_id, result.hands),
+        bots=[bots.get(player) for player in result.players],
     )
 
 
@@ -257,7 +267,7 @@ class StandingsController(Controller):
                 tournament_id=tournament_id,
                 round=number,
                 status="closed",
-                tables=[_table(result, "ended") for result in closed.results],
+                tables=[_table(result, "ended", tournament.bots) for result in closed.results],
                 byes=list(closed.byes),
                 bye_score=closed.bye_score,
                 revision=closed.revision,
@@ -269,7 +279,7 @@ class StandingsController(Controller):
             round=number,
             status="playing",
             tables=[
-                _table(result, phase)  # type: ignore[arg-type]
+                _table(result, phase, tournament.bots)  # type: ignore[arg-type]
                 for result, phase in standings.live_tables(tournament, games)
             ],
             byes=list(tournament.live.byes),

@@ -199,3 +199,25 @@ def test_a_game_missing_from_the_store_is_named(
         tournament.tournament_id, rows, {k: v for k, v in games.items() if k != table.game_id}
     )
     assert ("games", 1, 1) in failed(report)
+
+
+def test_a_player_seated_other_than_registered_a_bot_or_a_person_is_named(
+    played: tuple[Tournament, Rows, dict[str, Rows]],
+) -> None:
+    """A bot player's seats are bot seats of its level, and only a bot player's are."""
+    tournament, rows, games = played
+    stream = f"tournament:{tournament.tournament_id}"
+
+    def as_bot(data: dict[str, Any]) -> None:
+        data["bot"], data["token_hash"] = "greedy", ""
+
+    report = audit_tournament(
+        tournament.tournament_id, forged(stream, rows, "player.registered", as_bot), games
+    )
+    assert {f.field for f in report.failures if f.check == "seating"} == {"seat.claimed bot"}
+    table = tournament.rounds[0].tables[0]
+    claimed = forged(f"game:{table.game_id}", games[table.game_id], "seat.claimed", as_bot)
+    report = audit_tournament(
+        tournament.tournament_id, rows, dict(games) | {table.game_id: claimed}
+    )
+    assert ("seating", 1, 1) in failed(report)

@@ -1,6 +1,7 @@
 """One game's rating update (projections/ratings.py, `rate`): who gains and who loses, ties,
-high and low wins, a name at several seats, and what is not rated. And the projection: a
-game's names kept in its document, a duplicate round's tables rated at the round's close."""
+high and low wins, a name at several seats, what is not rated, and bots marked and left off
+the people's board. And the projection: a game's names and bot seats kept in its document,
+a duplicate round's tables rated at the round's close."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from events.schema.common import GameEnded, GameOptions, GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.schema.tournament import RoundClosed, TableResult
 from events.store.base import RecordedEvent
-from projections.base import IndexAdd, Put
-from projections.ratings import LEADERBOARD, Ratings, rate, rating_key
+from projections.base import IndexAdd, IndexRemove, Put
+from projections.ratings import LEADERBOARD, PEOPLE, Ratings, rate, rating_key
 from tests.support.dict_projector import DictModel, project
 from tests.support.feeds import record
 
@@ -58,9 +59,9 @@ def test_numbers_are_rounded_and_the_leaderboard_scores_minus_the_ordinal() -> N
         for field in ("mu", "sigma", "ordinal"):
             assert round(doc[field], 6) == doc[field]
         assert doc["ordinal"] == round(doc["mu"] - 3 * doc["sigma"], 6)
-    scores = {w.member: w.score for w in writes if isinstance(w, IndexAdd)}
-    assert all(w.index == LEADERBOARD for w in writes if isinstance(w, IndexAdd))
-    assert scores == {n: -d["ordinal"] for n, d in ratings(writes).items()}
+    for board in (LEADERBOARD, PEOPLE):  # no bot at the table: both boards alike
+        scores = {w.member: w.score for w in writes if isinstance(w, IndexAdd) and w.index == board}
+        assert scores == {n: -d["ordinal"] for n, d in ratings(writes).items()}
 
 
 def test_a_name_at_several_seats_is_rated_once_at_its_best_seat() -> None:
@@ -82,6 +83,37 @@ def test_the_same_game_rates_the_same_to_the_last_digit() -> None:
     assert rate("tens", ["Ada", "Bo", "Cy"], [5, 9, 9], {}) == rate(
         "tens", ["Ada", "Bo", "Cy"], [5, 9, 9], {}
     )
+
+
+def boards(writes: list[Any]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {LEADERBOARD: set(), PEOPLE: set()}
+    for write in writes:
+        if isinstance(write, IndexAdd):
+            found[write.index].add(write.member)
+    return found
+
+
+def test_a_bot_is_rated_like_anyone_marked_with_its_level_and_left_off_the_people_board() -> None:
+    writes = rate("golf", ["Ada", "Robo"], [10, 20], {}, ["", "greedy"])
+    after = ratings(writes)
+    assert after["Robo"]["bot"] == "greedy"
+    assert "bot" not in after["Ada"]
+    unmarked = ratings(rate("golf", ["Ada", "Robo"], [10, 20], {}))
+    assert after["Ada"] == unmarked["Ada"], "a bot's seat rates as any other"
+    assert boards(writes) == {LEADERBOARD: {"Ada", "Robo"}, PEOPLE: {"Ada"}}
+
+
+def test_a_name_a_bot_has_played_stays_marked_and_a_person_s_name_a_bot_plays_leaves() -> None:
+    first = [*rate("golf", ["Ada", "Robo"], [10, 20], {}, ["", "random"])]
+    first += rate("golf", ["Bo", "Cy"], [10, 20], {})
+    stored = {w.key: w.doc for w in first if isinstance(w, Put)}
+    again = rate("golf", ["Robo", "Bo"], [10, 20], stored)  # Robo's name, a person at it
+    assert ratings(again)["Robo"]["bot"] == "random"
+    assert boards(again) == {LEADERBOARD: {"Robo", "Bo"}, PEOPLE: {"Bo"}}
+    taken = rate("golf", ["Bo", "Cy"], [10, 20], stored, ["strong", ""])  # a bot named Bo
+    assert ratings(taken)["Bo"]["bot"] == "strong"
+    assert IndexRemove(PEOPLE, "Bo") in taken
+    assert boards(taken)[PEOPLE] == {"Cy"}
 
 
 # ---- the projection: names from its documents, duplicate tables held to the round's close ----
@@ -161,3 +193,19 @@ async def test_a_duplicate_table_is_rated_only_when_its_round_closes() -> None:
     expected = ratings(first) | ratings(second)
     assert model.docs == {rating_key(name): doc for name, doc in expected.items()}
     assert model.docs[rating_key("Ada")]["games"] == 2
+
+
+async def test_a_bot_seat_is_kept_in_the_game_s_document_and_marks_its_rating() -> None:
+    stream = "game:00000000000000cc"
+    events = [
+        table(seats=2),
+        SeatClaimed(0, "Ada", "x"),
+        SeatClaimed(1, "Robo", "", bot="greedy"),
+        GameStarted("golf", 2),
+    ]
+    waiting = await project(Ratings(), game(stream, *events))
+    assert waiting.docs[stream]["bots"] == ["", "greedy"]
+    done = await project(Ratings(), game(stream, *events, GameEnded((30, 10), (1,))))
+    assert done.docs[rating_key("Robo")]["bot"] == "greedy"
+    assert set(done.indexes[LEADERBOARD]) == {"Ada", "Robo"}
+    assert set(done.indexes[PEOPLE]) == {"Ada"}
