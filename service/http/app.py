@@ -31,9 +31,9 @@ from service.http.controllers.ops import OpsController
 from service.http.controllers.ratings import RatingsController
 from service.http.controllers.readmodels import PlayerController, ReadModelController
 from service.http.controllers.standings import StandingsController
-from service.http.controllers.travellers import TravellersController
 from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
+from service.http.controllers.travellers import TravellersController
 from service.http.controllers.variants import VariantController
 from service.http.middleware import StreamSlots, TokenBuckets, make_middleware
 from service.http.openapi_doc import complete
