@@ -82,10 +82,8 @@ def csv_text(body: s.Travellers) -> bytes:
     for board in body.travellers:
         for e in board.entries:
             percent = "" if e.percent is None else f"{e.percent:g}"
-            writer.writerow(
-                [body.round, board.hand, board.seat, e.table, e.game_id, _cell(e.player)]
-                + [e.score, e.matchpoints, e.top, percent, e.replay]
-            )
+            place = [body.round, board.hand, board.seat, e.table, e.game_id, _cell(e.player)]
+            writer.writerow([*place, e.score, e.matchpoints, e.top, percent, e.replay])
     return out.getvalue().encode()
 
 
