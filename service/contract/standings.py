@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from service.contract.public import Variant
 
@@ -20,7 +21,8 @@ Scoring = Literal["total", "matchpoints"]
 
 class StandingsRow(msgspec.Struct):
     rank: int
-    """1-based; players equal on total, average and wins share a rank ("1224")."""
+    """1-based; players equal on total, average and wins share a rank ("1224"); with
+    matchpoints, on percent and matchpoints."""
     player: str
     total: int
     """Seat totals of the games played (so far, in a live round), plus each bye's score."""
@@ -36,16 +38,16 @@ class StandingsRow(msgspec.Struct):
     withdrawn: bool
     bot: str | None = None
     """A bot player's level; null for a person."""
-    percent: float | None = None
-    """Scoring `matchpoints`: the mean of the player's percentages over the boards they
-    played (2 points per result beaten on a board, 1 per tie, over the board's top), 2
-    places; null before any board, and with scoring `total`."""
-    matchpoints: int | None = None
-    """Scoring `matchpoints`: matchpoints earned over every board counted (else null)."""
-    top: int | None = None
-    """Scoring `matchpoints`: the sum of those boards' tops (else null)."""
-    boards: int | None = None
-    """Scoring `matchpoints`: boards played that compared something (else null)."""
+    percent: float | None | UnsetType = UNSET
+    """Scoring `matchpoints` only (absent with `total`): the mean of the player's
+    percentages over the boards they played (2 points per result beaten on a board, 1 per
+    tie, over the board's top), 2 places; null before any board."""
+    matchpoints: int | UnsetType = UNSET
+    """Scoring `matchpoints` only: matchpoints earned over every board counted."""
+    top: int | UnsetType = UNSET
+    """Scoring `matchpoints` only: the sum of those boards' tops."""
+    boards: int | UnsetType = UNSET
+    """Scoring `matchpoints` only: boards played that compared something."""
 
 
 class Standings(msgspec.Struct):
