@@ -38,7 +38,7 @@ class StandingsRow(msgspec.Struct):
     withdrawn: bool
     bot: str | None = None
     """A bot player's level; null for a person."""
-    percent: float | None | UnsetType = UNSET
+    percent: float | UnsetType | None = UNSET
     """Scoring `matchpoints` only (absent with `total`): the mean of the player's
     percentages over the boards they played (2 points per result beaten on a board, 1 per
     tie, over the board's top), 2 places; null before any board."""
