@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import msgspec
 
 from domain.tournament import matchpoints as mp
-from domain.tournament.matchpoints import MatchpointRow, TableHands, Traveller
+from domain.tournament.matchpoints import Board, MatchpointRow, TableHands
 from projections.base import Doc
 from projections.standings import (
     ClosedRound,
@@ -50,7 +50,7 @@ def live_hands(tournament: Tournament, games: Sequence[Doc | None]) -> list[Tabl
 
 def round_boards(
     tournament: Tournament, number: int, games: Sequence[Doc | None]
-) -> list[Traveller] | None:
+) -> list[Board] | None:
     """Every board of round `number` shown now (None: the round has not started); `games`
     are the live round's docs (`live_keys`)."""
     closed = closed_round(tournament, number)
@@ -66,7 +66,7 @@ def round_boards(
 def now(tournament: Tournament, games: Sequence[Doc | None]) -> list[MatchpointRow]:
     """The matchpoint standings now: every closed round, and the live round's boards shown
     (its byes count once it closes, as in the totals' standings)."""
-    boards: list[Traveller] = []
+    boards: list[Board] = []
     byes: list[str] = []
     for closed in tournament.closed:
         boards += mp.travellers(closed.round, closed_tables(closed), tournament.high_wins)

@@ -74,7 +74,7 @@ class TableHands(msgspec.Struct, frozen=True):
     scores: tuple[tuple[int, ...], ...]
 
 
-class Entry(msgspec.Struct, frozen=True):
+class BoardResult(msgspec.Struct, frozen=True):
     """One table's result on a board (one line of its traveller)."""
 
     table: int
@@ -87,20 +87,20 @@ class Entry(msgspec.Struct, frozen=True):
     """matchpoints / top x 100, rounded to 2 places; None when nothing was compared."""
 
 
-class Traveller(msgspec.Struct, frozen=True):
+class Board(msgspec.Struct, frozen=True):
     """Hand `hand`, seat position `seat` of round `round`: every table's result."""
 
     round: int
     hand: int
     seat: int
-    entries: tuple[Entry, ...]
+    entries: tuple[BoardResult, ...]
 
 
 def _percent(points: int, most: int) -> float | None:
     return round(float(Fraction(100 * points, most)), 2) if most else None
 
 
-def travellers(round_: int, tables: Sequence[TableHands], high_wins: bool) -> list[Traveller]:
+def travellers(round_: int, tables: Sequence[TableHands], high_wins: bool) -> list[Board]:
     """Every board of the round, by hand then seat position, from the tables' hands."""
     hands = max((len(t.scores) for t in tables), default=0)
     seats = max((len(t.players) for t in tables), default=0)
@@ -112,7 +112,7 @@ def travellers(round_: int, tables: Sequence[TableHands], high_wins: bool) -> li
             earned = board(scores, high_wins)
             most = top(len(played))
             entries = tuple(
-                Entry(
+                BoardResult(
                     t.table,
                     t.game_id,
                     t.players[seat],
@@ -123,7 +123,7 @@ def travellers(round_: int, tables: Sequence[TableHands], high_wins: bool) -> li
                 )
                 for t in played
             )
-            out.append(Traveller(round_, hand, seat, entries))
+            out.append(Board(round_, hand, seat, entries))
     return out
 
 
@@ -143,7 +143,7 @@ class MatchpointRow(msgspec.Struct, frozen=True):
 
 def standings(
     players: Sequence[str],
-    boards: Iterable[Traveller],
+    boards: Iterable[Board],
     byes: Iterable[str] = (),
     withdrawn: Iterable[str] = (),
 ) -> list[MatchpointRow]:

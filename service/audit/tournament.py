@@ -37,7 +37,7 @@ from typing import Any
 
 from domain.seed_chain import hashed
 from domain.shuffle import Stream
-from domain.tournament.matchpoints import Traveller
+from domain.tournament.matchpoints import Board
 from domain.tournament.seeds import round_seat_seed, seating_seed
 from domain.variants import high_wins
 from events.codec import GENESIS_HASH, CodecError, default_codec
@@ -113,7 +113,7 @@ def audit_tournament(
     tables: list[TableAudit] = []
     started = {e.round: (v, e) for v, e in events if isinstance(e, RoundStarted)}
     closed = {e.round: e for _, e in events if isinstance(e, RoundClosed)}
-    boards: list[Traveller] = []
+    boards: list[Board] = []
     ended = any(isinstance(e, TournamentEnded) for _, e in events)
     if created is None:
         found.fail("chain", "tournament.created", "is not the stream's first event")

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from domain.seed_chain import SeedChain
-from domain.tournament.matchpoints import TableHands, Traveller, travellers
+from domain.tournament.matchpoints import Board, TableHands, travellers
 from domain.tournament.seeds import round_chain
 from events.schema.common import HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed
@@ -166,7 +166,7 @@ def check_travellers(
     games: Mapping[str, TableGame | None],
     high_wins: bool,
     found: Findings,
-) -> list[Traveller]:
+) -> list[Board]:
     """Every board of a duplicate round recomputed from its games' `hand.ended` scores; and
     those scores hold what `round.closed` recorded of each table (its hands, its totals),
     the results the standings were computed from."""

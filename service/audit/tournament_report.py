@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from domain.tournament.matchpoints import Traveller
+from domain.tournament.matchpoints import Board
 from service.audit.report import Failure
 
 TournamentCheckName = Literal[
@@ -76,7 +76,7 @@ class TournamentAuditReport(msgspec.Struct, frozen=True):
     tables: list[TableAudit]
     failures: list[TournamentFailure]
     """Every failure found, by round and table."""
-    travellers: list[Traveller] = []
+    travellers: list[Board] = []
     """Duplicate deals: every board of every round (hand, seat position), each table's
     result on it and its matchpoints, recomputed from the games' own `hand.ended` events
     (domain/tournament/matchpoints.py): what GET /tournaments/{id}/rounds/{n}/travellers

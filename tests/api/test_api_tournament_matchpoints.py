@@ -109,7 +109,7 @@ def play(http: httpx.Client, tokens: dict[str, str], game_id: str, seed: int) ->
 # ---- the recomputation from the games' own events ----------------------------------------
 
 
-def boards_of(rows: Rows, tid: str, number: int) -> list[mp.Traveller]:
+def boards_of(rows: Rows, tid: str, number: int) -> list[mp.Board]:
     """Round `number`'s boards from each table's stored `hand.ended` scores."""
     started = next(
         e
@@ -136,7 +136,7 @@ def standings_of(rows: Rows, tid: str, upto: int | None) -> list[dict[str, Any]]
     """The matchpoint standings from the games' events: rounds 1..`upto` (all: None)."""
     stream = rows(f"tournament:{tid}")
     players = [e["name"] for e in stream if e["type"] == "player.registered"]
-    boards: list[mp.Traveller] = []
+    boards: list[mp.Board] = []
     byes: list[str] = []
     for entry in stream:
         if entry["type"] == "round.started" and (upto is None or entry["round"] <= upto):
@@ -156,7 +156,7 @@ def shown(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{name: row[name] for name in MATCHPOINT_FIELDS} for row in rows]
 
 
-def traveller_json(board: mp.Traveller) -> dict[str, Any]:
+def traveller_json(board: mp.Board) -> dict[str, Any]:
     return {
         "hand": board.hand,
         "seat": board.seat,

@@ -70,7 +70,7 @@ def _tables(seen: _Reading, number: int) -> list[mp.TableHands]:
     ]
 
 
-def expected_travellers(history: Sequence[Entry], number: int) -> list[mp.Traveller]:
+def expected_travellers(history: Sequence[Entry], number: int) -> list[mp.Board]:
     """Round `number`'s boards as the events show them now."""
     seen, high = _read(history, None)
     return mp.travellers(number, _tables(seen, number), high)

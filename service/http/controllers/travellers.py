@@ -20,7 +20,7 @@ from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
-from domain.tournament.matchpoints import Traveller
+from domain.tournament.matchpoints import Board
 from projections import boards, standings
 from projections.base import ProjectionReader
 from service.contract import standings as s
@@ -51,7 +51,7 @@ SeatFilter = Annotated[
 ]
 
 
-def _body(tournament_id: str, number: int, found: list[Traveller]) -> list[s.Traveller]:
+def _body(tournament_id: str, number: int, found: list[Board]) -> list[s.Traveller]:
     return [
         s.Traveller(
             hand=board.hand,

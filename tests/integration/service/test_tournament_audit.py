@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from domain.tournament.matchpoints import TableHands, Traveller, travellers
+from domain.tournament.matchpoints import Board, TableHands, travellers
 from events.codec import GENESIS_HASH
 from events.store import EmbeddedStore, EventStore, PostgresStore
 from events.stored import StoredRow
@@ -97,7 +97,7 @@ def test_an_honest_duplicate_tournament_holds_on_every_check(
     assert report.travellers == recomputed(tournament, games)
 
 
-def recomputed(tournament: Tournament, games: dict[str, Rows]) -> list[Traveller]:
+def recomputed(tournament: Tournament, games: dict[str, Rows]) -> list[Board]:
     """Every board from each game's hand.ended rows, read here as plain JSON."""
     boards = []
     for number, round_ in enumerate(tournament.rounds, start=1):
