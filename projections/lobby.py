@@ -1,9 +1,9 @@
 """The lobby: one listing per game, public facts only, and the indexes `GET /games` pages.
 
 A listing holds what anyone may know of a game: its variant, title, the names in its seats
-and which are free, whether it is in its lobby, in play or finished, the current hand, its
-version and when it was created and last changed. No card, no seed, no token hash: the
-events' secret fields never reach a listing.
+(and the level of each bot holding one) and which are free, whether it is in its lobby, in
+play or finished, the current hand, its version and when it was created and last changed.
+No card, no seed, no token hash: the events' secret fields never reach a listing.
 
 Indexes (sorted sets of game ids, scored by the last change in microseconds since the epoch,
 so the most recently active games page first): `all`, `status:<status>`, `open` (in its
@@ -241,9 +241,14 @@ def changed(before: Doc, event: object) -> Doc:
         return listing
     if isinstance(event, SeatClaimed | SeatReleased):
         name = event.name if isinstance(event, SeatClaimed) else None
+        bot = event.bot if isinstance(event, SeatClaimed) else ""
         seats = [dict(seat) for seat in before["seats"]]
         if 0 <= event.seat < len(seats):
             seats[event.seat]["name"] = name
+            if bot:  # a bot's level; a person's seat has no `bot` key
+                seats[event.seat]["bot"] = bot
+            else:
+                seats[event.seat].pop("bot", None)
         listing["seats"] = seats
         listing["free_seats"] = [s["seat"] for s in seats if s["name"] is None]
     elif isinstance(event, GameStarted):

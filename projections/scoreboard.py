@@ -49,6 +49,9 @@ class GameLine(msgspec.Struct, frozen=True):
     """Each seat's claimed name; null for a free seat."""
     status: Status | None
     """Phase, hand, whose turn (`to_act`), totals, winners; null before the game starts."""
+    bots: list[str | None] = []
+    """Each seat's bot level (null for a person's seat); absent from a document (empty
+    here) until a bot takes a seat of the game."""
 
 
 class Hands(msgspec.Struct, frozen=True):
@@ -114,6 +117,11 @@ class Scoreboard:
                 seats = list(doc["seats"])
                 seats[data.seat] = data.name if isinstance(data, SeatClaimed) else None
                 new["seats"] = seats
+                bot = data.bot if isinstance(data, SeatClaimed) else ""
+                if bot or "bots" in doc:
+                    bots = list(doc.get("bots") or [None] * len(seats))
+                    bots[data.seat] = bot or None
+                    new["bots"] = bots
             new["status"] = _status(self.folds.status_after(event))
         new["version"] = event.version
         put = Put(stream, new)

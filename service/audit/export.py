@@ -53,6 +53,7 @@ class Facts(msgspec.Struct):
 
     created: GameCreated | None = None
     names: list[str | None] = []
+    bots: list[str | None] = []
     seeds: dict[int, ExportedSeed] = {}
     winners: tuple[int, ...] | None = None
 
@@ -61,7 +62,7 @@ def facts(rows: Sequence[StoredRow]) -> Facts:
     """The header's facts, read from the few events that hold them (those that do not
     decode are left to the audit to report)."""
     codec = default_codec()
-    found = Facts(names=[], seeds={})
+    found = Facts(names=[], bots=[], seeds={})
     for row in rows:
         if row.type not in HEADER_TYPES:
             continue
@@ -73,10 +74,12 @@ def facts(rows: Sequence[StoredRow]) -> Facts:
             case GameCreated():
                 found.created = found.created or event
                 found.names = [None] * event.seats
-            case SeatClaimed(seat=seat, name=name) if seat < len(found.names):
+                found.bots = [None] * event.seats
+            case SeatClaimed(seat=seat, name=name, bot=bot) if seat < len(found.names):
                 found.names[seat] = name
+                found.bots[seat] = bot or None
             case SeatReleased(seat=seat) if seat < len(found.names):
-                found.names[seat] = None
+                found.names[seat] = found.bots[seat] = None
             case HandDealt():
                 found.seeds[event.hand] = ExportedSeed(event.hand, event.commitment, "")
             case HandEnded() if event.hand in found.seeds:
@@ -85,6 +88,11 @@ def facts(rows: Sequence[StoredRow]) -> Facts:
             case GameEnded():
                 found.winners = event.winners
     return found
+
+
+def seats_of(known: Facts) -> list[SeatInfo]:
+    """The header's seats: each holder's name, and the level of each bot seat."""
+    return [SeatInfo(seat, name, known.bots[seat]) for seat, name in enumerate(known.names)]
 
 
 def rules_record(variant: str, players: int, options: Any) -> RulesRecord:
@@ -123,7 +131,7 @@ def export_game(game_id: str, rows: Sequence[StoredRow]) -> GameExport:
         variant=created.variant,  # type: ignore[arg-type]
         rules=rules_record(created.variant, created.seats, created.options),
         options=created.options,
-        seats=[SeatInfo(seat, name) for seat, name in enumerate(known.names)],
+        seats=seats_of(known),
         seeds=[known.seeds[hand] for hand in sorted(known.seeds)],
         winners=known.winners,
         event_count=len(events),
@@ -253,8 +261,7 @@ def _header_failures(export: GameExport, rows: Sequence[StoredRow]) -> list[Fail
             for name in type(record).__struct_fields__:
                 differs(f"rules.{name}", getattr(record, name), getattr(export.rules, name, None))
             differs("rules.family", type(record).__name__, type(export.rules).__name__)
-    seats = [SeatInfo(seat, name) for seat, name in enumerate(known.names)]
-    differs("seats", seats, export.seats)
+    differs("seats", seats_of(known), export.seats)
     for index, seed in enumerate(export.seeds):
         want = known.seeds.get(seed.hand)
         if want is None:

@@ -1,5 +1,5 @@
 """The `fairway` command and its subcommands: serve, migrate, simulate, projector, referee,
-openapi, audit, audit-tournament, verify (each in a module of its own)."""
+bots, openapi, audit, audit-tournament, verify (each in a module of its own)."""
 
 from service.cli.commands import main
 

@@ -1,4 +1,5 @@
-"""The `fairway` command: serve, migrate, simulate, projector, referee, openapi, audit, verify."""
+"""The `fairway` command: serve, migrate, simulate, projector, referee, bots, openapi, audit,
+verify."""
 
 from __future__ import annotations
 
@@ -55,6 +56,12 @@ def _referee(args: argparse.Namespace) -> int:
     from service.cli.referee import run_referee
 
     return run_referee()
+
+
+def _bots(args: argparse.Namespace) -> int:
+    from service.cli.bots import run_bots
+
+    return run_bots()
 
 
 def _openapi(args: argparse.Namespace) -> int:
@@ -123,6 +130,9 @@ def parser() -> argparse.ArgumentParser:
         "referee", help="play timed-out turns and resigned seats (a process of its own)"
     )
     rf.set_defaults(run=_referee)
+
+    bt = sub.add_parser("bots", help="play the seats bots hold (a process of its own)")
+    bt.set_defaults(run=_bots)
 
     o = sub.add_parser("openapi", help="write openapi/openapi.json, or --check for drift")
     o.add_argument("--check", action="store_true")

@@ -16,7 +16,7 @@ from typing import Any
 from domain.errors import RuleViolation
 from events.store import ConcurrencyError, EventIdConflict, EventStore, NewEvent
 from service.commands.command import Actor, Command, Decision, NothingToDo, Outcome
-from service.commands.keys import Key, KeyUse, creation_id, event_ids
+from service.commands.keys import Key, KeyUse, creation_id, event_ids, key_digest
 from service.commands.stream import R, Stream, load
 from service.contract.problems import ApiError
 from service.ops.metrics import Metrics
@@ -126,12 +126,13 @@ class Handler:
         """Begin stream `name` with `events`: its record, and whether it holds these very
         events (appended now, or by an identical attempt before).
 
-        With a key (the stream's one first event) or `id_base`, the event ids derive from
+        With a key (the first event's id as `creation_id`) or `id_base`, the event ids derive from
         the request, so a retried or raced create finds the stream made first; when it holds
         other events, the caller tells whether they answer its request (a retried create
         draws a new seed chain, say)."""
-        if key is not None:
+        if key is not None:  # the first event's id as it always was; any others after it
             ids = [creation_id(stream.ids, key)]
+            ids += event_ids(stream.ids, len(events) - 1, f"create|{key_digest(key)}")
         else:
             ids = event_ids(stream.ids, len(events), id_base)
         new = [NewEvent(event_id=i, event=e) for i, e in zip(ids, events, strict=True)]

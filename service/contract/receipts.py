@@ -22,7 +22,7 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
@@ -176,3 +176,42 @@ def load_or_create(data_dir: Path) -> tuple[ReceiptKey, bool]:
     finally:
         aside.unlink(missing_ok=True)
     return key, True
+
+
+class RetiredReceiptKey(msgspec.Struct):
+    """A key that signed receipts before the current one."""
+
+    key_id: str
+    public_key: str
+
+
+class RegisteredReceiptKey(msgspec.Struct):
+    """A key that signs receipts for this installation, as its database registered it."""
+
+    key_id: str
+    public_key: str
+    first_seen: str
+    """When it was first registered (ISO 8601)."""
+
+
+class ReceiptKeyInfo(msgspec.Struct):
+    """The public key that signs this instance's receipts, and every key that signs the
+    installation's."""
+
+    algorithm: Literal["Ed25519"]
+    key_id: str
+    """A receipt's `key_id`: the first 16 hex digits of SHA-256 of the public key."""
+    public_key: str
+    """The 32-byte public key, base64url without padding."""
+    retired: list[RetiredReceiptKey] = msgspec.field(default_factory=list)
+    """Keys of earlier receipts (after a rotation) configured on this instance."""
+    keys: list[RegisteredReceiptKey] = msgspec.field(default_factory=list)
+    """Every key that has signed receipts for this installation, first seen first: the
+    current and retired keys of each instance on its database (each registers its own as it
+    starts), this one's included. Verify a receipt with the key whose `key_id` it names."""
+
+
+class ReceiptsToCheck(msgspec.Struct, forbid_unknown_fields=True):
+    """Receipts to check against the game's stored history."""
+
+    receipts: Annotated[list[Receipt], msgspec.Meta(max_length=100)]

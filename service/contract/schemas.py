@@ -1,6 +1,7 @@
-"""The request and response bodies of the REST API (its OpenAPI components): games, seats,
-views, actions, the feed, scores, variants, replays, seat seeds and receipt keys. A game's
-export is in export.py, the tournaments' and standings' bodies in their own modules."""
+"""The request and response bodies of the REST API (its OpenAPI components): games, seats
+(a person's or a bot's), views, actions, the feed, scores, variants, replays, seat seeds and
+rematches. A game's export is in export.py, receipt keys in receipts.py, the tournaments' and
+standings' bodies in their own modules."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from domain.grid.scoring import LayoutScore
 from domain.grid.view import GridTable, GridView
 from domain.shedding.scoring import RemainingScore
 from domain.shedding.view import SheddingTable, SheddingView
+from domain.variants import BOT_KINDS
 from events.schema.common import CardText, GameOptions
 from events.schema.grid import GridAction
 from events.schema.shedding import SheddingAction, SheddingOption
@@ -51,6 +53,32 @@ Name = Annotated[
 Title = Annotated[str, msgspec.Meta(max_length=80, pattern=rf"^(?:{_SHOWN_TEXT})?(?![\s\S])")]
 
 
+BotLevel = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=20,
+        description=f"How the bot plays: one of {', '.join(BOT_KINDS)} (422 "
+        "`unknown_bot_level` otherwise)",
+    ),
+]
+
+
+class SeatBot(msgspec.Struct, forbid_unknown_fields=True):
+    """A bot for a free seat, before the start: its level and the name it shows."""
+
+    level: BotLevel
+    name: Name | None = None
+    """Shown as the seat's name; `<level> bot <seat>` when omitted."""
+
+    def __post_init__(self) -> None:
+        self.name = None if self.name is None else shown(self.name)
+
+
+class BotSeat(SeatBot, kw_only=True):
+    seat: Annotated[int, msgspec.Meta(ge=0, le=9)]
+
+
 class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
     """Open a game; all seats must be claimed before the creator starts it."""
 
@@ -59,6 +87,10 @@ class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
     options: GameOptions | None = None
     """House options; omitted fields keep the variant's rules."""
     title: Title = ""
+    bots: Annotated[list[BotSeat], msgspec.Meta(max_length=10)] = msgspec.field(
+        default_factory=list
+    )
+    """Seats a bot takes at once (the service plays them); the others are claimed."""
 
     def __post_init__(self) -> None:
         self.title = shown(self.title)
@@ -98,6 +130,9 @@ class SeatGranted(msgspec.Struct):
 class SeatInfo(msgspec.Struct):
     seat: int
     name: str | None
+    bot: str | None = None
+    """The level of the bot that holds the seat (`random`, `greedy`, ...); null for a
+    person's seat or a free one."""
 
 
 class SeatState(SeatInfo):
@@ -122,10 +157,25 @@ class GameSummary(msgspec.Struct):
     started: bool
     status: Status | None
     receipt: Receipt | None = None
-    """On the answers to start, release and resign: the service's signature on the game's
-    history up to `version`; null on reads."""
+    """On the answers to start, release, resign and seating a bot: the service's signature
+    on the game's history up to `version`; null on reads."""
     turn_deadline: str | None = None
     """The earliest `turn_deadline` of the seats to act (null without a running clock)."""
+    rematch_of: str | None = None
+    """The finished game this one is the rematch of; null for a first game."""
+    rematch: str | None = None
+    """This finished game's rematch (POST /games/{id}/rematch), null before one."""
+
+
+class RematchOpened(msgspec.Struct):
+    """A finished game's rematch, started: every seat's holder acts there with the token
+    that held its seat here, bots play their seats again."""
+
+    game_id: str
+    rematch_of: str
+    version: int
+    receipt: Receipt
+    """The service's signature on the rematch's history up to `version`."""
 
 
 class PublicView(msgspec.Struct):
@@ -137,9 +187,13 @@ class PublicView(msgspec.Struct):
     view: View | None
     """The variant's view for a spectator; null before the game starts."""
     seats: list[SeatState] = msgspec.field(default_factory=list)
-    """Each seat's holder, whether the bot plays it, and its turn clock."""
+    """Each seat's holder, whether a bot plays it, and its turn clock."""
     turn_deadline: str | None = None
     """The earliest `turn_deadline` of the seats to act (null without a running clock)."""
+    rematch_of: str | None = None
+    """The finished game this one is the rematch of; null for a first game."""
+    rematch: str | None = None
+    """This finished game's rematch, null before one."""
 
 
 class SeatView(msgspec.Struct):
@@ -164,6 +218,8 @@ class EventMetadata(msgspec.Struct, omit_defaults=True):
     """The action as the seat sent it (or as the service's bot chose it for the seat)."""
     played_for: PlayedForReason | None = None
     """Set when the service played the action for the seat, and why (`turn.played_for`)."""
+    bot: str | None = None
+    """Set on a bot seat's move: the level of the bot that chose it."""
     idempotency_key: str | None = None
     idempotency_scope: str | None = None
     request_hash: str | None = None
@@ -288,9 +344,11 @@ class HandReplay(msgspec.Struct):
     hand: int
     variant: Variant
     steps: list[ReplayStep]
+    seats: list[SeatInfo] = msgspec.field(default_factory=list)
+    """Who holds each seat, and the level of each bot seat."""
 
 
-# ---- seat seeds and receipt keys ---------------------------------------------------------
+# ---- seat seeds ---------------------------------------------------------------------
 
 SeatSeedText = Annotated[
     str,
@@ -316,42 +374,3 @@ class SeatSeedRecorded(msgspec.Struct):
     """Public: it is in the next deal's `seat_seeds`."""
     version: int
     receipt: Receipt
-
-
-class RetiredReceiptKey(msgspec.Struct):
-    """A key that signed receipts before the current one."""
-
-    key_id: str
-    public_key: str
-
-
-class RegisteredReceiptKey(msgspec.Struct):
-    """A key that signs receipts for this installation, as its database registered it."""
-
-    key_id: str
-    public_key: str
-    first_seen: str
-    """When it was first registered (ISO 8601)."""
-
-
-class ReceiptKeyInfo(msgspec.Struct):
-    """The public key that signs this instance's receipts, and every key that signs the
-    installation's."""
-
-    algorithm: Literal["Ed25519"]
-    key_id: str
-    """A receipt's `key_id`: the first 16 hex digits of SHA-256 of the public key."""
-    public_key: str
-    """The 32-byte public key, base64url without padding."""
-    retired: list[RetiredReceiptKey] = msgspec.field(default_factory=list)
-    """Keys of earlier receipts (after a rotation) configured on this instance."""
-    keys: list[RegisteredReceiptKey] = msgspec.field(default_factory=list)
-    """Every key that has signed receipts for this installation, first seen first: the
-    current and retired keys of each instance on its database (each registers its own as it
-    starts), this one's included. Verify a receipt with the key whose `key_id` it names."""
-
-
-class ReceiptsToCheck(msgspec.Struct, forbid_unknown_fields=True):
-    """Receipts to check against the game's stored history."""
-
-    receipts: Annotated[list[Receipt], msgspec.Meta(max_length=100)]

@@ -21,6 +21,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, Unreadable, open_store
 from service.audit.keys import ReceiptKeys
+from service.bots.runner import BotRunner
 from service.contract.receipts import ReceiptKey, load_or_create, parse_key_text
 from service.http.bodies import JsonRequest
 from service.http.controllers.audit import AuditController, TournamentAuditController
@@ -202,10 +203,22 @@ def create_app(
         )
         if settings.referee:
             referee.start()
-        log.info("started", store=type(opened).__name__, referee=settings.referee)
+        bots = BotRunner(
+            opened,
+            holder["games"],  # type: ignore[arg-type]
+            think=settings.bot_think,
+            concurrency=settings.bot_concurrency,
+        )
+        holder["bots"] = bots
+        if settings.bots:
+            bots.start()
+        log.info(
+            "started", store=type(opened).__name__, referee=settings.referee, bots=settings.bots
+        )
         try:
             yield
         finally:
+            await bots.stop()
             await referee.stop()
             await watcher.stop()
             await keeper.stop()

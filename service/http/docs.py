@@ -75,13 +75,15 @@ _ANY = (400, 429, 503)
 _BODY = (408, 413, 415)
 _GAME = (404, 500)
 
-CREATE = problems(*_ANY, *_BODY, 422)
+CREATE = problems(*_ANY, *_BODY, 409, 422)  # 409: two bots named for one seat
 READ = NOT_MODIFIED | problems(*_ANY, *_GAME)
 SEAT_READ = NOT_MODIFIED | problems(*_ANY, *_GAME, 401)
 CLAIM = problems(*_ANY, *_BODY, *_GAME, 409, 422)
 RELEASE = problems(*_ANY, *_GAME, 401, 403, 409, 422)
 START = problems(*_ANY, *_GAME, 401, 403, 409, 422)
 RESIGN = problems(*_ANY, *_GAME, 401, 403, 409, 422)
+SEAT_BOT = problems(*_ANY, *_BODY, *_GAME, 401, 403, 409, 422)
+REMATCH = problems(*_ANY, *_GAME, 401, 409)
 PLAY = problems(*_ANY, *_BODY, *_GAME, 401, 409, 422)
 VARIANT_LIST = problems(429)
 VARIANT = problems(400, 404, 429)
@@ -135,10 +137,20 @@ def examples(description: str, **named: Any) -> Any:
 
 
 CREATE_GAME = examples(
-    "The variant, the number of seats and optional house options.",
+    "The variant, the number of seats, optional house options, and seats for bots.",
     golf_for_four={"variant": "golf", "seats": 4, "title": "Friday golf"},
     short_hang_ten={"variant": "hang-ten", "seats": 5, "options": {"hands": 3}},
     shedding={"variant": "tens-shedding", "seats": 3, "options": {"grab_min": 17, "grab_max": 21}},
+    golf_against_two_bots={
+        "variant": "golf",
+        "seats": 3,
+        "bots": [{"seat": 1, "level": "greedy"}, {"seat": 2, "level": "random", "name": "Rando"}],
+    },
+)
+SEAT_BOT_BODY = examples(
+    "The bot's level, and the name its seat shows (`<level> bot <seat>` when omitted).",
+    a_greedy_bot={"level": "greedy"},
+    a_named_random_bot={"level": "random", "name": "Rando"},
 )
 CLAIM_SEAT = examples(
     "A display name, and the seat wanted (the lowest free one when omitted).",

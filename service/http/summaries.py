@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from events.schema.lobby import GameRematched
 from service.contract import schemas as s
 from service.live.spectators import status_at
 from service.play.games import GameService
@@ -15,12 +16,14 @@ from service.play.record import GameRecord
 def seat_states(
     record: GameRecord, deadlines: dict[int, datetime] | None = None
 ) -> list[s.SeatState]:
-    """Each seat's holder, whether the bot plays it, and when its time to act runs out."""
+    """Each seat's holder, the level of the bot that holds it, whether the service's bot
+    plays it for a player who resigned, and when its time to act runs out."""
     lobby, deadlines = record.lobby, deadlines or {}
     return [
         s.SeatState(
             seat,
             name,
+            lobby.bot_at(seat),
             lobby.resigned_reason(seat),  # type: ignore[arg-type]
             iso(deadlines.get(seat)),
         )
@@ -55,7 +58,18 @@ def summary(
         started=record.started,
         status=status,
         turn_deadline=iso(min(deadlines.values(), default=None) if deadlines else None),
+        **links(record, version),
     )
+
+
+def links(record: GameRecord, version: int) -> dict[str, str | None]:
+    """The rematch links as of `version`: the game this one is the rematch of, and this
+    one's rematch once `game.rematched` is within `version`."""
+    rematch = None
+    if record.rematch:  # appended after game.ended: a delayed reader may not be there yet
+        shown = record.entries[:version]
+        rematch = next((e.event.game_id for e in shown if isinstance(e.event, GameRematched)), None)
+    return {"rematch_of": record.lobby.rematch_of or None, "rematch": rematch}
 
 
 def signed_summary(games: GameService, record: GameRecord, version: int) -> s.GameSummary:

@@ -114,6 +114,15 @@ class Settings(msgspec.Struct, frozen=True):
     referee_tick: float = 1.0
     """Seconds the referee waits at most between two looks at the clock (it also wakes at
     each append and at the earliest deadline)."""
+    bots: bool = True
+    """Run the bot runner in this process (service/bots/runner.py): it plays the seats bots
+    hold. Off: a deployment runs it elsewhere (`fairway bots`); any number may run, each bot
+    move is made once."""
+    bot_think: float = 0.8
+    """Seconds a bot waits before it moves, so that a spectator can follow the table (0:
+    at once)."""
+    bot_concurrency: int = 8
+    """The most bot moves this process decides and appends at once."""
 
     admin_key: str | None = None
     """FAIRWAY_ADMIN_KEY: when set, creating a tournament needs it (`Authorization: Bearer
@@ -178,6 +187,11 @@ class Settings(msgspec.Struct, frozen=True):
             ),
             referee=read("FAIRWAY_REFEREE", default.referee, flag),
             referee_tick=read("FAIRWAY_REFEREE_TICK", default.referee_tick, positive),
+            bots=read("FAIRWAY_BOTS", default.bots, flag),
+            bot_think=read("FAIRWAY_BOT_THINK", default.bot_think, non_negative),
+            bot_concurrency=read(
+                "FAIRWAY_BOT_CONCURRENCY", default.bot_concurrency, integer(1, 10_000)
+            ),
             admin_key=read.text("FAIRWAY_ADMIN_KEY"),
             round_keeper=read("FAIRWAY_ROUND_KEEPER", default.round_keeper, flag),
         )
@@ -226,6 +240,17 @@ def integer(low: int, high: int | None = None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def non_negative(text: str) -> float:
+    """A finite number of 0 or more (a pause that may be none)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"must be a number, not {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"must be a number of 0 or more, not {text!r}")
+    return value
 
 
 def positive(text: str) -> float:

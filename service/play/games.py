@@ -8,16 +8,18 @@ version decided on, the retries.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from domain.errors import RuleViolation
 from domain.rules_versions import current
 from domain.seed_chain import DEFAULT_HANDS
 from domain.variants import decider_for
 from events.schema.common import GameOptions
-from events.schema.lobby import GameCreated
+from events.schema.lobby import GameCreated, SeatClaimed
 from events.store import EventStore
 from service.commands.command import NothingToDo, Outcome
 from service.commands.handler import Conflict, Handler, StaleVersion, key_reused
@@ -27,13 +29,33 @@ from service.contract.problems import ApiError
 from service.contract.receipts import Receipt, ReceiptKey, sign
 from service.ops.logging import log
 from service.ops.metrics import Metrics
-from service.play import moves, seating
+from service.play import moves, rematch, seating
 from service.play.cache import GameCache
 from service.play.deals import alike_but_chain, first_chain
 from service.play.loading import GameStreams, stream_id
 from service.play.lobby import new_token, token_hash
 from service.play.record import GameRecord
 from service.play.turns import deadline
+
+
+def bot_claims(seats: int, bots: Sequence[tuple[int, str, str | None]]) -> list[SeatClaimed]:
+    """The seats of a new game's bots, refused as a claim would be: an unknown level (422
+    `unknown_bot_level`), a seat out of range (422), a seat named twice (409 `seat_taken`)."""
+    claims: list[SeatClaimed] = []
+    for seat, level, name in bots:
+        claim = seating.bot_claim(seat, level, name)
+        if not 0 <= seat < seats:
+            raise RuleViolation("invalid_seat", f"seats are 0..{seats - 1}")
+        if any(other.seat == seat for other in claims):
+            raise ApiError(409, "seat_taken", f"seat {seat} is given two bots")
+        claims.append(claim)
+    return claims
+
+
+def _same_game(record: GameRecord, created: GameCreated, claims: list[SeatClaimed]) -> bool:
+    """Whether a game made by an earlier attempt with the same key is the one asked for."""
+    stored = [entry.event for entry in record.entries[1 : 1 + len(claims)]]
+    return alike_but_chain(record.entries[0].event, created) and stored == claims
 
 
 class GameService:
@@ -70,11 +92,19 @@ class GameService:
     # ---- the lobby -------------------------------------------------------------------
 
     async def create(
-        self, variant: str, seats: int, options: GameOptions, title: str, key: str | None = None
+        self,
+        variant: str,
+        seats: int,
+        options: GameOptions,
+        title: str,
+        key: str | None = None,
+        bots: Sequence[tuple[int, str, str | None]] = (),
     ) -> tuple[GameRecord, str]:
-        """Open a game; returns its record and the creator's token. With a key, the game id,
-        the event id and the token derive from it, so a retry returns the same game."""
+        """Open a game, with `bots` (seat, level, name or None) seated in the same write;
+        returns its record and the creator's token. With a key, the game id, the event ids
+        and the token derive from it, so a retry returns the same game."""
         initial = decider_for(variant).initial_state(seats, options)  # invalid_config if bad
+        claims = bot_claims(seats, bots)
         if key is None:
             game_id, creator_token = secrets.token_hex(8), new_token()
         else:
@@ -92,8 +122,9 @@ class GameService:
             seed_secret=chain.secret,
             rules_version=current(variant),
         )
-        record, ours = await self.handler.create(self.streams, game_id, [created], key=key)
-        if not ours and (key is None or not alike_but_chain(record.entries[0].event, created)):
+        events = [created, *claims]
+        record, ours = await self.handler.create(self.streams, game_id, events, key=key)
+        if not ours and (key is None or not _same_game(record, created, claims)):
             raise key_reused("game")
         return record, creator_token
 
@@ -130,6 +161,30 @@ class GameService:
         claimed = outcome.record.entries[outcome.first_version - 1].event
         token = outcome.answer["token"] if key is None else seating.seat_token(game_id, key)
         return outcome, claimed.seat, token
+
+    async def seat_bot(
+        self, game_id: str, creator_token: str, seat: int, level: str, name: str | None
+    ) -> Outcome[GameRecord]:
+        """The creator seats a bot of `level` before the start (seating.seat_bot)."""
+        command = seating.seat_bot(creator_token, seat, level, name or "")
+        return await self.handler.run(self.streams, game_id, command)
+
+    async def rematch(self, game_id: str, token: str) -> GameRecord:
+        """The finished game's rematch (service/play/rematch.py), made now or found made:
+        the new game's record. Asked by a seat's holder with its token."""
+        old = await self.load(game_id)
+        rematch.check_may_rematch(old, token)
+        new_id = old.rematch or rematch.rematch_id(game_id)
+        if not old.rematch:
+            events = rematch.opening(old, self.seed_chain_hands)
+            base = f"{new_id}|rematch"
+            record, _ = await self.handler.create(self.streams, new_id, events, id_base=base)
+            if record.lobby.rematch_of != game_id:
+                raise ApiError(500, "internal_error", f"game {new_id} is not {game_id}'s rematch")
+            with contextlib.suppress(NothingToDo):  # another request linked it first
+                await self.handler.run(self.streams, game_id, rematch.link(token, new_id))
+            return record
+        return await self.load(new_id)
 
     async def release(self, game_id: str, token: str, seat: int) -> Outcome[GameRecord]:
         return await self.handler.run(self.streams, game_id, seating.release(token, seat))

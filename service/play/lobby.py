@@ -30,6 +30,11 @@ class Lobby(msgspec.Struct, frozen=True):
     """The tournament the game is a table of (empty for a casual game)."""
     peers: tuple[str, ...] = ()
     """Duplicate deals: every game of the round dealt the same cards (GameCreated.peers)."""
+    bots: tuple[str, ...] = ()
+    """Per seat, the level of the bot that holds it ("" for a person's seat or a free one);
+    empty until a bot takes a seat."""
+    rematch_of: str = ""
+    """The finished game this one is the rematch of (GameCreated.rematch_of)."""
 
     @classmethod
     def created(cls, event: GameCreated) -> Lobby:
@@ -44,6 +49,7 @@ class Lobby(msgspec.Struct, frozen=True):
             seat_seeds=(None,) * event.seats,
             tournament=event.tournament,
             peers=event.peers,
+            rematch_of=event.rematch_of,
         )
 
     def claimed(self, event: SeatClaimed) -> Lobby:
@@ -56,6 +62,7 @@ class Lobby(msgspec.Struct, frozen=True):
             names=tuple(names),
             token_hashes=tuple(hashes),
             seat_seeds=self._seed(event.seat, None),
+            bots=self._bot(event.seat, event.bot),
         )
 
     def released(self, event: SeatReleased) -> Lobby:
@@ -68,6 +75,7 @@ class Lobby(msgspec.Struct, frozen=True):
             names=tuple(names),
             token_hashes=tuple(hashes),
             seat_seeds=self._seed(event.seat, None),
+            bots=self._bot(event.seat, ""),
         )
 
     def seed_set(self, event: SeatSeedSet) -> Lobby:
@@ -94,6 +102,21 @@ class Lobby(msgspec.Struct, frozen=True):
             seed if seed is not None else (name or "")
             for seed, name in zip(seeds, self.names, strict=True)
         )
+
+    def bot_at(self, seat: int) -> str | None:
+        """The level of the bot holding `seat`; None for a person's seat or a free one."""
+        return (self.bots[seat] or None) if self.bots else None
+
+    def bot_seats(self) -> dict[int, str]:
+        """Every seat a bot holds, with its level."""
+        return {seat: level for seat, level in enumerate(self.bots) if level}
+
+    def _bot(self, seat: int, level: str) -> tuple[str, ...]:
+        if not level and not self.bots:
+            return ()
+        bots = list(self.bots or ("",) * self.seats)
+        bots[seat] = level
+        return tuple(bots)
 
     def _seed(self, seat: int, seed: str | None) -> tuple[str | None, ...]:
         seeds = list(self.seat_seeds or (None,) * self.seats)

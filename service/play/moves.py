@@ -49,7 +49,7 @@ def act(token: str, action: Any, chain_hands: int) -> Command[GameRecord]:
         _check_not_resigned(record, actor.seat)
         decider, state = _playing(record)
         _check_action_type(decider, action)
-        return _played(record, decider, state, actor.seat, action, [], {}, chain_hands)
+        return played(record, decider, state, actor.seat, action, [], {}, chain_hands)
 
     return Command(authorize, decide)
 
@@ -133,12 +133,12 @@ def play_for(
         chance = hashlib.sha256(f"{record.game_id}|{record.version}|{seat}".encode()).digest()
         action = clock.play_for(decider, state, seat, random.Random(chance))
         opening, metadata = [TurnPlayedFor(seat, reason)], {PLAYED_FOR: reason}
-        return _played(record, decider, state, seat, action, opening, metadata, chain_hands)
+        return played(record, decider, state, seat, action, opening, metadata, chain_hands)
 
     return Command(lambda record: Actor(f"seat:{seat}", seat), decide)
 
 
-def _played(
+def played(
     record: GameRecord,
     decider: Decider,
     state: Any,

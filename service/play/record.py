@@ -269,7 +269,7 @@ class GameRecord:
         if isinstance(event, SeedChainExtended):
             return event if self.over_by(as_of) else msgspec.structs.replace(event, secret="")
         if isinstance(event, SeatClaimed):
-            return SeatClaimed(event.seat, event.name, "")
+            return msgspec.structs.replace(event, token_hash="")
         if isinstance(event, SeatSeedSet | SeatResigned | TurnPlayedFor | GameRematched):
             return event
         if isinstance(event, GameStarted) or self.decider is None:

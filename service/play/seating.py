@@ -1,5 +1,5 @@
-"""Commands in the lobby: claim a seat, release it, start the game; and a tournament's
-table, opened seated and started in one write."""
+"""Commands in the lobby: claim a seat, seat a bot, release a seat, start the game; and a
+tournament's table, opened seated and started in one write."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from domain.errors import RuleViolation
-from domain.variants import decider_for
+from domain.variants import BOT_KINDS, decider_for
 from events.schema.common import GameStarted
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased, SeatSeedSet
 from service.commands.command import Actor, Command, Decision, anyone
@@ -40,6 +40,42 @@ def claim(game_id: str, seat: int | None, name: str, key: str | None) -> Command
         return Decision([event], {"seat": chosen}, {"token": token})
 
     return Command(anyone("claim"), decide)
+
+
+def seat_bot(creator_token: str, seat: int, level: str, name: str) -> Command[GameRecord]:
+    """The creator seats a bot of `level` in the free `seat` before the start. Its claim has
+    no token hash: no client ever acts for it (the bot runner does, service/bots)."""
+
+    def authorize(record: GameRecord) -> Actor:
+        if not record.lobby.is_creator(creator_token):
+            raise ApiError(403, "not_creator", "only the game's creator may seat a bot")
+        return Actor("bot")
+
+    def decide(record: GameRecord, actor: Actor) -> Decision:
+        claim = bot_claim(seat, level, name)
+        _check_lobby_open(record)
+        if not 0 <= seat < record.lobby.seats:
+            raise RuleViolation("invalid_seat", f"seats are 0..{record.lobby.seats - 1}")
+        if seat not in record.lobby.free_seats():
+            raise ApiError(409, "seat_taken", f"seat {seat} has been claimed")
+        return Decision([claim], {"bot": level})
+
+    return Command(authorize, decide)
+
+
+def bot_claim(seat: int, level: str, name: str | None) -> SeatClaimed:
+    """A bot's seat: refused with 422 `unknown_bot_level` for a level no bot plays."""
+    if level not in BOT_KINDS:
+        raise ApiError(
+            422,
+            "unknown_bot_level",
+            f"no bot plays at level {level!r} (levels: {', '.join(BOT_KINDS)})",
+        )
+    return SeatClaimed(seat, name or default_bot_name(level, seat), "", bot=level)
+
+
+def default_bot_name(level: str, seat: int) -> str:
+    return f"{level} bot {seat}"
 
 
 def seat_token(game_id: str, key: str) -> str:
@@ -99,10 +135,16 @@ def table(
     player (`seats`: name, the hash of the player's token, so one player token acts in all
     their games, and a bot player's level: its seat is a bot seat, token hash ""), with a
     duplicate round each seat's seed (`seat_seed`), `game.started` and the first deal."""
-    events: list[Any] = [created]
-    events += [SeatClaimed(seat, *player) for seat, player in enumerate(seats)]
-    if seat_seed:
-        events += [SeatSeedSet(seat, seat_seed) for seat in range(len(seats))]
+    claims = [SeatClaimed(seat, *player) for seat, player in enumerate(seats)]
+    seeds = [SeatSeedSet(seat, seat_seed) for seat in range(len(seats))] if seat_seed else []
+    return seated(game_id, created, [*claims, *seeds], chain_hands)
+
+
+def seated(game_id: str, created: GameCreated, lobby: Sequence[Any], chain_hands: int) -> list[Any]:
+    """A game opened, seated and started in one write: `game.created`, the `lobby` events
+    that fill every seat, `game.started` and the first deal (a tournament's table, a
+    rematch)."""
+    events: list[Any] = [created, *lobby]
     events.append(GameStarted(created.variant, created.seats, created.options))
     folded = GameRecord.begin(game_id, created)
     for version, event in enumerate(events[1:], start=2):

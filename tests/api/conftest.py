@@ -36,6 +36,7 @@ def api_settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) ->
         log_format="json",
         rate_limit_per_second=100_000.0,
         rate_limit_burst=100_000,
+        bot_think=0.0,
     )
 
 
@@ -49,7 +50,8 @@ def api_base(api_settings: Settings) -> Iterator[str]:
 def keeperless_database(postgres_server_url: str) -> Iterator[str]:
     """A module's own database for tests that append tournaments' histories by hand, in the
     tournament service's place: the server on it (`keeperless_settings`) runs no round
-    keeper, which would otherwise close a round before the test's own `round.closed`."""
+    keeper, which would otherwise close a round before the test's own `round.closed`, and
+    no bot runner, which would otherwise play the bot seats of a game the test writes."""
     with throwaway_database(postgres_server_url, "fairway_by_hand") as url:
         migrate(url)
         yield url
@@ -58,7 +60,7 @@ def keeperless_database(postgres_server_url: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def keeperless_settings(api_settings: Settings, keeperless_database: str) -> Settings:
     return msgspec.structs.replace(
-        api_settings, database_url=keeperless_database, round_keeper=False
+        api_settings, database_url=keeperless_database, round_keeper=False, bots=False
     )
 
 

@@ -28,6 +28,7 @@ def instance_settings(database_url: str, data_dir: Path) -> Settings:
         log_format="json",
         rate_limit_per_second=100_000.0,
         rate_limit_burst=100_000,
+        bot_think=0.0,
     )
 
 

@@ -76,7 +76,11 @@ def test_the_lobby_lists_each_game_with_public_facts_and_filters_them(http: http
         "game_id": waiting["game_id"],
         "variant": "golf",
         "title": title,
-        "seats": [{"seat": 0, "name": None}, {"seat": 1, "name": "Ada"}, {"seat": 2, "name": None}],
+        "seats": [
+            {"seat": 0, "name": None, "bot": None},
+            {"seat": 1, "name": "Ada", "bot": None},
+            {"seat": 2, "name": None, "bot": None},
+        ],
         "free_seats": [0, 2],
         "status": "lobby",
         "hand": 0,
@@ -88,7 +92,7 @@ def test_the_lobby_lists_each_game_with_public_facts_and_filters_them(http: http
     assert newest["status"] == "playing"
     assert newest["hand"] == 1
     assert newest["free_seats"] == []
-    assert newest["seats"] == [{"seat": 0, "name": "bot 0"}, {"seat": 1, "name": "bot 1"}]
+    assert newest["seats"] == [{"seat": i, "name": f"bot {i}", "bot": None} for i in range(2)]
 
     def ids(**params: Any) -> list[str]:
         return [g["game_id"] for g in listed(http, updated_after=start, **params)]

@@ -101,7 +101,7 @@ def test_the_scoreboard_says_what_the_game_says(http: httpx.Client) -> None:
     assert board["winners"] == scores["winners"]
     assert board["finished"] is True
     assert board["status"] == table.public()["status"]
-    assert board["seats"] == [{"seat": i, "name": f"bot {i}"} for i in range(3)]
+    assert board["seats"] == [{"seat": i, "name": f"bot {i}", "bot": None} for i in range(3)]
     response = http.get(f"/games/{table.game_id}/scoreboard")
     assert response.headers["etag"] == f'"{board["version"]}"'
     again = http.get(

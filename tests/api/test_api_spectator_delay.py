@@ -173,6 +173,8 @@ ROUTES: dict[tuple[str, str], str] = {
     ("PUT", "/games/{game_id:str}/seats/{seat:int}/seed"): SEAT_ONLY,
     ("DELETE", "/games/{game_id:str}/seats/{seat:int}"): SEAT_ONLY,
     ("POST", "/games/{game_id:str}/seats/{seat:int}/resign"): SEAT_ONLY,
+    ("POST", "/games/{game_id:str}/seats/{seat:int}/bot"): SEAT_ONLY,
+    ("POST", "/games/{game_id:str}/rematch"): SEAT_ONLY,
     ("POST", "/games/{game_id:str}/seats"): LOBBY,
     ("POST", "/games"): NO_GAME,
     ("GET", "/players/{name:str}"): NO_GAME,
@@ -211,6 +213,7 @@ BODIES: dict[str, Any] = {
     "/games/{game_id:str}/actions": {"type": "flip", "row": 0, "col": 0},
     "/games/{game_id:str}/seats/{seat:int}/seed": {"seed": "mine"},
     "/games/{game_id:str}/seats": {"name": "late"},
+    "/games/{game_id:str}/seats/{seat:int}/bot": {"level": "greedy"},
 }
 
 

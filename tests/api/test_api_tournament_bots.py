@@ -8,6 +8,7 @@ and leave them out with `bots=false`."""
 from __future__ import annotations
 
 import asyncio
+import random
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ import pytest
 from domain.tournament.standings import RoundResult, Seat, standings
 from events.migrate import migrate
 from service.ops.settings import Settings
+from tests.api.players import concrete
 from tests.api.server import running_server
 from tests.support.redis_keys import forget
 from tests.support.services import throwaway_database
@@ -221,6 +223,8 @@ def test_a_tournament_of_eight_bots_plays_every_round_to_the_end_by_itself(
             for line in results["tables"]:
                 assert line["bots"] == [LEVELS[p] for p in line["players"]]
                 assert line["status"] == "ended"
+                game = http.get(f"/games/{line['game_id']}").json()["status"]
+                assert (game["phase"], game["totals"]) == ("game_over", line["totals"])
 
         # Its audit: the seating (bot seats of each bot's level), the round chain, the
         # decks, and every table's game with every move in it legal.
@@ -241,3 +245,47 @@ def test_a_tournament_of_eight_bots_plays_every_round_to_the_end_by_itself(
         assert {r["name"] for r in everyone} >= set(LEVELS)
         people = http.get("/ratings", params={"limit": 200, "bots": "false"}).json()["ratings"]
         assert not {r["name"] for r in people} & set(LEVELS)
+
+
+def test_the_ratings_mark_a_bot_and_leave_it_out_without_bots(bot_night: tuple[str, str]) -> None:
+    """Given a casual game of a person against a bot seat, played to its end, then both are
+    rated, the bot marked with its level; `GET /ratings?bots=false` lists the person alone."""
+    base, _ = bot_night
+    rng = random.Random(5)
+    with httpx.Client(base_url=base, timeout=30) as http:
+        body = {"variant": "golf", "seats": 2, "options": {"hands": 1}}
+        created = http.post("/games", json=body | {"bots": [{"seat": 1, "level": "greedy"}]})
+        assert created.status_code == 201, created.text
+        game = created.json()["game_id"]
+        claimed = http.post(f"/games/{game}/seats", json={"name": "Ada", "seat": 0})
+        assert claimed.status_code == 201, claimed.text
+        auth = {"Authorization": f"Bearer {claimed.json()['token']}"}
+        creator = {"Authorization": f"Bearer {created.json()['creator_token']}"}
+        assert http.post(f"/games/{game}/start", headers=creator).status_code == 200
+
+        def my_turn() -> dict[str, Any]:
+            return until(
+                "Ada's turn or the end",
+                lambda: http.get(f"/games/{game}/me", headers=auth).json(),
+                lambda me: me["legal_actions"] or me["status"]["phase"] == "game_over",
+            )
+
+        while (me := my_turn())["status"]["phase"] != "game_over":
+            action = concrete(rng.choice(me["legal_actions"]), rng)
+            acted = http.post(f"/games/{game}/actions", json=action, headers=auth)
+            assert acted.status_code == 200, acted.text
+        bot = until(
+            "the bot rated",
+            lambda: http.get("/ratings/greedy bot 1"),
+            lambda r: r.status_code == 200,
+        ).json()
+        assert bot["bot"] == "greedy"
+        assert http.get("/ratings/Ada").json()["bot"] is None
+        everyone = http.get("/ratings", params={"limit": 200}).json()["ratings"]
+        assert {"Ada", "greedy bot 1"} <= {r["name"] for r in everyone}
+        people = http.get("/ratings", params={"limit": 200, "bots": "false"}).json()["ratings"]
+        assert "Ada" in {r["name"] for r in people}
+        assert not any(r["bot"] for r in people)
+        assert [r["name"] for r in people] == [r["name"] for r in everyone if r["bot"] is None], (
+            "the same order, bots left out"
+        )

@@ -31,7 +31,11 @@ def expected_listings(feed: Sequence[RecordedEvent]) -> dict[str, dict[str, obje
             "game_id": game,
             "variant": record.lobby.variant,
             "title": record.lobby.title,
-            "seats": [{"seat": seat, "name": name} for seat, name in enumerate(names)],
+            "seats": [
+                {"seat": seat, "name": name}
+                | ({"bot": bot} if (bot := record.lobby.bot_at(seat)) else {})
+                for seat, name in enumerate(names)
+            ],
             "free_seats": [seat for seat, name in enumerate(names) if name is None],
             "status": "finished" if record.finished else "playing" if record.started else "lobby",
             "hand": 0 if status is None else status.hand,

@@ -34,6 +34,14 @@ def _names(events: list[Any]) -> list[str | None]:
     return names
 
 
+def _bots(events: list[Any]) -> list[str | None]:
+    bots: list[str | None] = [None] * events[0].seats
+    for event in events:
+        if isinstance(event, SeatClaimed | SeatReleased):
+            bots[event.seat] = (event.bot or None) if isinstance(event, SeatClaimed) else None
+    return bots
+
+
 def scoreboards(feed: list[RecordedEvent]) -> dict[str, Any]:
     docs: dict[str, Any] = {}
     for stream_id, recorded in streams_of(feed).items():
@@ -51,6 +59,8 @@ def scoreboards(feed: list[RecordedEvent]) -> dict[str, Any]:
             "seats": _names(events),
             "status": status,
         }
+        if any(isinstance(e, SeatClaimed) and e.bot for e in events):
+            docs[f"game:{game}"]["bots"] = _bots(events)
         hands = [
             {"hand": e.hand, "reason": e.reason, "scores": list(e.scores), "totals": list(e.totals)}
             for e in events

@@ -59,6 +59,7 @@ SERVICE_FLOORS: dict[str, set[str]] = {
     "live": _BASE | {"play"},
     "read": _BASE | {"play"},
     "referee": _BASE | {"commands", "play"},
+    "bots": _BASE | {"commands", "play"},
     "audit": _BASE | {"play"},
     "tournaments": _BASE | {"commands", "play", "live"},
 }

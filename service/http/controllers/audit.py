@@ -33,8 +33,9 @@ from service.audit.tournament_report import TournamentAuditReport
 from service.contract import schemas as s
 from service.contract.export import GameExport
 from service.contract.problems import PROBLEM_JSON, ApiError, Problem
+from service.contract.receipts import ReceiptsToCheck
 from service.http import docs
-from service.http.controllers.readmodels import held_back
+from service.http.controllers.readmodels import held_back, seats_of
 from service.http.params import GameId, Gate, IfNoneMatch, SpectatorDelay, answer
 from service.play.games import GameService, stream_id
 from service.read.readmodels import REPLAYS
@@ -194,6 +195,7 @@ class AuditController(Controller):
                 body = await asyncio.to_thread(replay_hand, game_id, events, hand)
             except ReplayRefused as refused:
                 raise ApiError(REFUSALS[refused.code], refused.code, refused.detail) from None
+        body.seats = await seats_of(reader, games, game_id)
         return answer(body, body.steps[-1].version, if_none_match)
 
     @get(
@@ -233,7 +235,7 @@ class AuditController(Controller):
         self,
         game_id: GameId,
         data: Annotated[
-            s.ReceiptsToCheck,
+            ReceiptsToCheck,
             Body(description="The receipts you hold: at most 100, in a body of 64 KiB at most."),
         ],
         request: Request[Any, Any, Any],

@@ -13,7 +13,15 @@ from domain.shuffle import valid_seat_seed
 from service.audit.keys import ReceiptKeys
 from service.contract import schemas as s
 from service.contract.problems import ApiError
-from service.contract.receipts import ALGORITHM, b64url, from_b64url, key_id
+from service.contract.receipts import (
+    ALGORITHM,
+    ReceiptKeyInfo,
+    RegisteredReceiptKey,
+    RetiredReceiptKey,
+    b64url,
+    from_b64url,
+    key_id,
+)
 from service.http import docs
 from service.http.params import (
     SEAT_TOKEN,
@@ -79,14 +87,14 @@ class ReceiptKeyController(Controller):
         summary="The public keys that sign receipts",
         responses=docs.problems(429, 503),
     )
-    async def receipt_key(self, keyring: NamedDependency[ReceiptKeys]) -> s.ReceiptKeyInfo:
+    async def receipt_key(self, keyring: NamedDependency[ReceiptKeys]) -> ReceiptKeyInfo:
         """This instance's signing key (`key_id`, `public_key`) and the retired keys it is
         configured with; `keys`: every key the installation's store has registered, so that
         a receipt signed by any instance verifies with one of them."""
         key = keyring.signing
-        retired = [s.RetiredReceiptKey(key_id(from_b64url(text)), text) for text in keyring.retired]
+        retired = [RetiredReceiptKey(key_id(from_b64url(text)), text) for text in keyring.retired]
         keys = [
-            s.RegisteredReceiptKey(k.key_id, b64url(k.public_key), k.first_seen.isoformat())
+            RegisteredReceiptKey(k.key_id, b64url(k.public_key), k.first_seen.isoformat())
             for k in await keyring.registered()
         ]
-        return s.ReceiptKeyInfo(ALGORITHM, key.key_id, b64url(key.public_key), retired, keys)
+        return ReceiptKeyInfo(ALGORITHM, key.key_id, b64url(key.public_key), retired, keys)

@@ -16,7 +16,7 @@ from events.schema.shedding import SheddingAction
 from service.contract import schemas as s
 from service.http import docs
 from service.http.chain import disclose, feed
-from service.http.controllers import listing
+from service.http.controllers import bots, listing
 from service.http.params import (
     SEAT_TOKEN,
     GameId,
@@ -31,7 +31,7 @@ from service.http.params import (
     parse_if_match,
     required_token,
 )
-from service.http.summaries import clock_of, iso, seat_states, signed_summary, summary
+from service.http.summaries import clock_of, iso, links, seat_states, signed_summary, summary
 from service.live.spectators import state_at, status_at
 from service.play.games import GameService
 
@@ -44,6 +44,10 @@ class GameController(Controller):
 
     list_games = listing.list_games
     """GET /games, the lobby (service/http/controllers/listing.py), served from its projection."""
+    seat_bot = bots.seat_bot
+    """POST /games/{id}/seats/{seat}/bot (service/http/controllers/bots.py)."""
+    rematch = bots.rematch
+    """POST /games/{id}/rematch (service/http/controllers/bots.py)."""
 
     @post(
         "/",
@@ -60,12 +64,14 @@ class GameController(Controller):
         idempotency_key: LobbyKey = None,
     ) -> Response[s.GameOpened]:
         options = data.options or GameOptions()
+        seated = [(bot.seat, bot.level, bot.name) for bot in data.bots]
         record, token = await games.create(
-            data.variant, data.seats, options, data.title, idempotency_key
+            data.variant, data.seats, options, data.title, idempotency_key, seated
         )
-        receipt = games.receipt(record, 1)
-        opened = s.GameOpened(record.game_id, token, 1, data.variant, data.seats, receipt)
-        return answer(opened, 1, status_code=201, location=f"/games/{record.game_id}")
+        version = 1 + len(seated)
+        receipt = games.receipt(record, version)
+        opened = s.GameOpened(record.game_id, token, version, data.variant, data.seats, receipt)
+        return answer(opened, version, status_code=201, location=f"/games/{record.game_id}")
 
     @get(
         "/{game_id:str}",
@@ -196,7 +202,9 @@ class GameController(Controller):
         seats = seat_states(record, deadlines)
         deadline = iso(min(deadlines.values(), default=None))
         if decider is None:
-            body = s.PublicView(record.game_id, version, None, None, seats, deadline)
+            body = s.PublicView(
+                record.game_id, version, None, None, seats, deadline, **links(record, version)
+            )
         else:
             state = state_at(record, version)
             body = s.PublicView(
@@ -206,6 +214,7 @@ class GameController(Controller):
                 decider.view(state, None),
                 seats,
                 deadline,
+                **links(record, version),
             )
         return answer(body, version, if_none_match)
 

@@ -139,6 +139,24 @@ async def held_back(
     return None
 
 
+def seat_infos(line: scoreboard.GameLine) -> list[s.SeatInfo]:
+    bots = line.bots or [None] * len(line.seats)
+    return [s.SeatInfo(seat, name, bots[seat]) for seat, name in enumerate(line.seats)]
+
+
+async def seats_of(reader: ProjectionReader, games: GameService, game_id: str) -> list[s.SeatInfo]:
+    """Who holds each seat of a started game (and the level of each bot seat): from the
+    scoreboard's read model, else the game's record (public facts, fixed from the start)."""
+    try:
+        doc = await reader.get(scoreboard.Scoreboard.name, scoreboard.key(game_id))
+    except ProjectionsUnavailable:  # served from the game's record then, as the replay is
+        doc = None
+    if doc is not None:
+        return seat_infos(msgspec.convert(doc, scoreboard.GameLine))
+    lobby = (await games.load(game_id)).lobby
+    return [s.SeatInfo(seat, name, lobby.bot_at(seat)) for seat, name in enumerate(lobby.names)]
+
+
 PlayerName = Annotated[
     str, Parameter(min_length=1, max_length=40, description="A seat name, as claimed")
 ]
@@ -189,7 +207,7 @@ class ReadModelController(Controller):
             game_id=line.game_id,
             variant=line.variant,  # type: ignore[arg-type]
             version=version,
-            seats=[s.SeatInfo(seat, name) for seat, name in enumerate(line.seats)],
+            seats=seat_infos(line),
             status=status,
             hands=hands,
             totals=status.totals if status is not None else (),

@@ -187,6 +187,18 @@ def test_the_referee_runs_by_default_and_may_be_turned_off() -> None:
     assert raised.value.name == "FAIRWAY_REFEREE_TICK"
 
 
+def test_bots_play_by_default_with_a_pause_and_a_bound_that_may_be_set() -> None:
+    default = Settings.from_env({})
+    assert (default.bots, default.bot_think, default.bot_concurrency) == (True, 0.8, 8)
+    env = {"FAIRWAY_BOTS": "off", "FAIRWAY_BOT_THINK": "0", "FAIRWAY_BOT_CONCURRENCY": "2"}
+    chosen = Settings.from_env(env)
+    assert (chosen.bots, chosen.bot_think, chosen.bot_concurrency) == (False, 0.0, 2)
+    for name, value in (("FAIRWAY_BOT_THINK", "-1"), ("FAIRWAY_BOT_CONCURRENCY", "0")):
+        with pytest.raises(SettingsError) as raised:
+            Settings.from_env({name: value})
+        assert raised.value.name == name
+
+
 def test_the_round_keeper_runs_by_default_and_may_be_turned_off() -> None:
     assert Settings.from_env({}).round_keeper is True
     assert Settings.from_env({"FAIRWAY_ROUND_KEEPER": "off"}).round_keeper is False

@@ -1,0 +1,50 @@
+"""A bot seat's move: the command the bot runner runs for it.
+
+It is decided on the game's record caught up with the store, from what the seat may know
+only: the seat's own view and its legal actions go to the bot (`domain.variants.bot`), which
+never sees the state, and `Decider.pick` makes its choice concrete, as in domain/simulate.py.
+The choices derive from (game, version, seat), so every instance that decides the same turn
+decides the same move; appended at the version decided on and never retried, of several
+instances trying it one appends (a conflict means another played it). The move is the seat's
+own turn: its metadata names the seat and the action as for any seat, and the bot's level.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from domain.variants import bot
+from service.commands.command import Actor, Command, Decision, NothingToDo
+from service.play.moves import played
+from service.play.record import GameRecord
+
+BOT = "bot"
+"""On the events of a bot seat's move: the level of the bot that chose it."""
+
+
+def bot_move(game_id: str, seat: int, level: str, chain_hands: int) -> Command[GameRecord]:
+    """The move of the bot of `level` holding `seat`, when the seat is to act. Nothing to do
+    when the game is not in play, a bot of that level does not hold the seat, or the seat
+    has nothing to do now."""
+
+    def decide(record: GameRecord, actor: Actor) -> Decision:
+        decider, state = record.decider, record.state
+        if decider is None or record.finished or record.lobby.bot_at(seat) != level:
+            raise NothingToDo
+        if seat not in decider.status(state).to_act:
+            raise NothingToDo
+        legal = decider.legal_actions(state, seat)
+        if not legal:
+            raise NothingToDo
+        view = decider.view(state, seat)
+        rng = random.Random(chance(game_id, record.version, seat))
+        action = decider.pick(bot(level, decider.name).choose(view, legal, rng), rng)
+        return played(record, decider, state, seat, action, [], {BOT: level}, chain_hands)
+
+    return Command(lambda record: Actor(f"seat:{seat}", seat), decide)
+
+
+def chance(game_id: str, version: int, seat: int) -> bytes:
+    """The seed of the bot's choices for the seat's turn at `version`."""
+    return hashlib.sha256(f"bot|{game_id}|{version}|{seat}".encode()).digest()

@@ -1,0 +1,246 @@
+"""The bot runner: it plays the seats bots hold, in every game that has one.
+
+One per process (`fairway serve` with FAIRWAY_BOTS on, or a process of its own: `fairway
+bots`). It tails the store's global feed as the referee does (service/referee/referee.py)
+and folds the games from the first `seat.claimed` that names a bot: their bot seats, and once
+started the play state, to know who is to act. When a bot seat is to act it waits the think
+time (FAIRWAY_BOT_THINK, so a spectator can follow the table) and runs the seat's move
+(service/bots/moves.py) at the version it saw, at most FAIRWAY_BOT_CONCURRENCY moves in
+flight at once; one move per game at a time, the lowest bot seat first when several are to
+act at once (a setup step).
+
+Correctness never rests on the runner: the move is decided again on the game's record caught
+up with the store, and appended only at the version the runner saw. A runner that lags, a
+second one on another instance, or a person who acted first makes the attempt a no-op. On
+start it reads the feed from its beginning, so a game whose bots were to act while no runner
+ran is played on; it plays nothing until it has caught up with the feed's head.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.decider import Decider
+from domain.errors import RuleViolation
+from domain.variants import start
+from events.schema import lobby
+from events.schema.common import GameStarted
+from events.schema.lobby import SeatClaimed, SeatReleased
+from events.store import (
+    START,
+    Checkpoint,
+    EventStore,
+    RecordedEvent,
+    StoreError,
+    Unreadable,
+    UnreadableEvent,
+)
+from service.bots.moves import bot_move
+from service.commands.command import NothingToDo
+from service.commands.handler import Conflict, StaleVersion
+from service.contract.problems import ApiError
+from service.ops.background import Background
+from service.ops.logging import log
+from service.play.games import GameService
+
+GAME_PREFIX = "game:"
+FEED_PAGE = 1000
+TICK = 1.0
+"""Seconds the runner waits at most for the feed before it looks again."""
+LOBBY = tuple(lobby.EVENTS)
+
+
+@dataclass(slots=True, eq=False)
+class BotTable:
+    """A game with bot seats as the runner folds it from the feed."""
+
+    bots: dict[int, str] = field(default_factory=dict)
+    """Each bot seat's level."""
+    version: int = 0
+    decider: Decider | None = None
+    state: Any = None
+    tried: int = 0
+    """The version at which the runner last asked a bot to move: never twice at one."""
+    over: bool = False
+
+    def fold(self, event: RecordedEvent) -> None:
+        data = event.data
+        if isinstance(data, SeatClaimed | SeatReleased):
+            level = data.bot if isinstance(data, SeatClaimed) else ""
+            if level:
+                self.bots[data.seat] = level
+            else:
+                self.bots.pop(data.seat, None)
+        elif isinstance(data, GameStarted):
+            self.decider, self.state = start(data)
+        elif not isinstance(data, LOBBY) and self.decider is not None:
+            self.state = self.decider.evolve(self.state, data)
+            self.over = self.decider.status(self.state).phase == "game_over"
+        self.version = event.version
+
+    def due(self) -> tuple[int, str] | None:
+        """The bot seat to move now (seat, level), if any: the lowest one to act."""
+        if self.decider is None or self.over or self.tried == self.version:
+            return None
+        to_act = self.decider.status(self.state).to_act
+        return next(((s, self.bots[s]) for s in sorted(to_act) if s in self.bots), None)
+
+
+class BotRunner:
+    def __init__(
+        self,
+        store: EventStore,
+        games: GameService,
+        think: float = 0.8,
+        concurrency: int = 8,
+        tick: float = TICK,
+    ) -> None:
+        self.store = store
+        self.games = games
+        self.think = think
+        self.tick = tick
+        self.tables: dict[str, BotTable] = {}
+        self.checkpoint: Checkpoint = START
+        self.caught_up = asyncio.Event()
+        """Set once the runner has read the feed up to its head (the start-up scan)."""
+        self.played = 0
+        """Bot moves whose append returned here: this runner's, or the very same events
+        another instance stored first (the same event ids: the store keeps them once)."""
+        self._moved: set[str] = set()
+        """Games folded (or whose move ended) since the last look."""
+        self._slots = asyncio.Semaphore(concurrency)
+        self._moves: dict[str, asyncio.Task[None]] = {}
+        """The move in flight in each game (one at a time)."""
+        self._woken = asyncio.Event()
+        self._background = Background("fairway-bots", self._run)
+
+    def start(self) -> None:
+        self._background.start()
+
+    async def stop(self) -> None:
+        await self._background.stop()
+        for task in list(self._moves.values()):
+            task.cancel()
+        for task in list(self._moves.values()):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        pause = 0.1
+        while True:
+            try:
+                await self.step()
+                pause = 0.1
+            except Exception as error:  # a runner that died would leave bots seated for ever
+                if isinstance(error, StoreError):
+                    log.warning("bots_feed_failed", error=str(error))
+                else:
+                    log.exception("bots_failed", error=repr(error))
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+    async def step(self) -> None:
+        """Read what is new; once caught up with the feed, start the moves that are due and
+        wait for the next append (or a move that ended without one)."""
+        page = await self.store.read_feed(self.checkpoint, limit=FEED_PAGE)
+        if page:
+            self._fold(page)
+            self.checkpoint = page[-1].checkpoint
+            if len(page) == FEED_PAGE:
+                return
+        self.caught_up.set()
+        self.start_due()
+        self._woken.clear()
+        if self._moved:
+            return
+        waiting = asyncio.ensure_future(self.store.wait_for_events(self.checkpoint, self.tick))
+        woken = asyncio.ensure_future(self._woken.wait())
+        await asyncio.wait((waiting, woken), return_when=asyncio.FIRST_COMPLETED)
+        woken.cancel()
+        if not waiting.done():
+            waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+
+    def _fold(self, page: list[RecordedEvent]) -> None:
+        for event in page:
+            if not event.stream_id.startswith(GAME_PREFIX):
+                continue
+            game_id = event.stream_id[len(GAME_PREFIX) :]
+            if type(event.data) is Unreadable:  # the store has reported it: no one plays on
+                self.tables.pop(game_id, None)
+                continue
+            table = self.tables.get(game_id)
+            if table is None:
+                if not (isinstance(event.data, SeatClaimed) and event.data.bot):
+                    continue
+                table = self.tables[game_id] = BotTable()
+            if event.version <= table.version:
+                continue
+            try:
+                table.fold(event)
+            except Exception as error:  # a history the rules cannot fold: not this one's to play
+                log.error("bots_cannot_fold", game_id=game_id, error=repr(error))
+                del self.tables[game_id]
+                continue
+            self._moved.add(game_id)
+            if table.over or not table.bots:
+                del self.tables[game_id]
+
+    def start_due(self) -> int:
+        """Start the move of each game that moved and has a bot seat to act (one per game:
+        its append moves the game, and the feed brings the rest); returns how many."""
+        looks, self._moved = self._moved, set()
+        started = 0
+        for game_id in looks:
+            table = self.tables.get(game_id)
+            if table is None or game_id in self._moves:
+                continue
+            found = table.due()
+            if found is None:
+                continue
+            table.tried = table.version
+            seat, level = found
+            task = asyncio.create_task(self._move(game_id, seat, level, table.version))
+            self._moves[game_id] = task
+            started += 1
+        return started
+
+    async def _move(self, game_id: str, seat: int, level: str, version: int) -> None:
+        try:
+            if self.think > 0:
+                await asyncio.sleep(self.think)
+            async with self._slots:
+                await self._play(game_id, seat, level, version)
+        except (StoreError, OSError) as error:  # look again once the store answers
+            log.warning("bot_move_failed", game_id=game_id, seat=seat, error=str(error))
+            table = self.tables.get(game_id)
+            if table is not None and table.tried == version:
+                table.tried = 0
+            await asyncio.sleep(self.tick)
+        finally:
+            self._moves.pop(game_id, None)
+            self._moved.add(game_id)
+            self._woken.set()
+
+    async def _play(self, game_id: str, seat: int, level: str, version: int) -> None:
+        games = self.games
+        command = bot_move(game_id, seat, level, games.seed_chain_hands)
+        base = f"bot|{game_id}|{version}|{seat}"
+        try:
+            outcome = await games.handler.run(
+                games.streams, game_id, command, expected=version, id_base=base, once=True
+            )
+        except (NothingToDo, StaleVersion, Conflict):
+            return  # the game moved, or another instance played this turn
+        except (ApiError, RuleViolation, UnreadableEvent) as refused:
+            log.error("bot_cannot_play", game_id=game_id, seat=seat, error=str(refused))
+            return
+        self.played += 1
+        games.metrics.count_by("bot_moves", "level", level)
+        log.info(
+            "bot_moved", game_id=game_id, seat=seat, level=level, version=outcome.first_version
+        )

@@ -1,0 +1,63 @@
+"""A person playing against bots over HTTP: the client's side of a game with bot seats."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import httpx
+
+from domain.variants import DECIDERS
+from tests.api.players import concrete
+from tests.api.sse import Stream
+
+SEATS = {"hang-ten": 4, "tens": 3, "golf": 3, "basketball": 2, "tens-shedding": 3}
+"""Seats per variant: the variant's least for Hang Ten, a person and two bots elsewhere
+(one bot in Basketball, its peek step included)."""
+
+
+def short(variant: str) -> dict[str, Any]:
+    """One hand where the variant counts hands: a whole game, quickly."""
+    return {"hands": 1} if "hands" in DECIDERS[variant].options else {}
+
+
+def bot_game(
+    http: httpx.Client, variant: str, level: str, seats: int | None = None
+) -> dict[str, Any]:
+    """A started game of `variant`: a person in seat 0, bots of `level` in every other;
+    the person's seat token and the creator's token with the game id."""
+    seats = seats or SEATS[variant]
+    bots = [{"seat": seat, "level": level} for seat in range(1, seats)]
+    body = {"variant": variant, "seats": seats, "options": short(variant), "bots": bots}
+    created = http.post("/games", json=body)
+    assert created.status_code == 201, created.text
+    game = created.json()
+    claimed = http.post(f"/games/{game['game_id']}/seats", json={"name": "Ada", "seat": 0})
+    assert claimed.status_code == 201, claimed.text
+    return game | {"token": claimed.json()["token"]}
+
+
+def start(http: httpx.Client, game: dict[str, Any]) -> None:
+    started = http.post(
+        f"/games/{game['game_id']}/start",
+        headers={"Authorization": f"Bearer {game['creator_token']}"},
+    )
+    assert started.status_code == 200, started.text
+
+
+def play_seat(
+    http: httpx.Client, game_id: str, token: str, watch: Stream, rng: random.Random
+) -> int:
+    """Play the person's seat to the end of the game: act when it has legal actions, else
+    wait on `watch` (the game's stream) for the next event. Returns the final version."""
+    auth = {"Authorization": f"Bearer {token}"}
+    while True:
+        me = http.get(f"/games/{game_id}/me", headers=auth).json()
+        if me["status"]["phase"] == "game_over":
+            return int(me["version"])
+        if me["legal_actions"]:
+            action = concrete(rng.choice(me["legal_actions"]), rng)
+            acted = http.post(f"/games/{game_id}/actions", json=action, headers=auth)
+            assert acted.status_code in (200, 409), acted.text  # 409: a bot moved first
+        else:
+            watch.wait_for(me["version"] + 1)
