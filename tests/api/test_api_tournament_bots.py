@@ -111,6 +111,17 @@ def test_the_organiser_registers_a_bot_and_every_refusal_stores_nothing(
         422,
         "invalid_request",
     )
+    # A retry with its key answers alike and stores nothing more; the key for another
+    # level is refused.
+    keyed = {"Authorization": f"Bearer {organiser}", "Idempotency-Key": "bot-register-key-01"}
+    body = {"name": "Keyed", "bot": "random"}
+    first = http.post(f"/tournaments/{tid}/players", json=body, headers=keyed)
+    assert first.status_code == 201, first.text
+    before = rows(stream)
+    again = http.post(f"/tournaments/{tid}/players", json=body, headers=keyed)
+    assert (again.status_code, again.json()) == (201, first.json())
+    other = http.post(f"/tournaments/{tid}/players", json=body | {"bot": "greedy"}, headers=keyed)
+    refused(other, 422, "idempotency_key_reused")
     # No token acts for a bot: the organiser sets no seed for it, nor does anyone.
     seed = f"/tournaments/{tid}/players/Robo/seed"
     auth = {"Authorization": f"Bearer {organiser}"}
