@@ -271,6 +271,8 @@ def test_a_whole_duplicate_tournament_scored_by_matchpoints(server: Any) -> None
         assert [(r["player"], float(r["percent"]), int(r["matchpoints"])) for r in sheet] == [
             (r["player"], r["percent"], r["matchpoints"]) for r in final["rows"]
         ]
+        streamed = http.get(f"{path}/standings/stream").text.strip().splitlines()
+        assert [msgspec.json.decode(line)["rows"] for line in streamed] == [final["rows"]]
         for number in (1, 2):
             as_of = http.get(f"{path}/standings", params={"round": number}).json()
             assert shown(as_of["rows"]) == standings_of(rows, tid, number)
