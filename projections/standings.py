@@ -160,8 +160,9 @@ def _doc(value: msgspec.Struct) -> Doc:
 
 class StandingsProjection:
     name = "standings"
-    version = 2
-    """2: bot players marked (`Tournament.bots`)."""
+    version = 3
+    """2: bot players marked (`Tournament.bots`); 3: the scoring, and each closed duplicate
+    round's hand scores (`ClosedRound.scores`), which a rebuild reads from the games."""
     types = _TOURNAMENT_TYPES | _GAME_TYPES
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
