@@ -51,6 +51,7 @@ class Create(msgspec.Struct, frozen=True):
     seed_anchor: str
     seed_secret: str
     scoring: str = "total"
+    auto_rounds: bool = False
 
 
 class Register(msgspec.Struct, frozen=True):
@@ -146,6 +147,7 @@ def _create(command: Create) -> TournamentCreated:
         seed_anchor=command.seed_anchor,
         seed_secret=command.seed_secret,
         scoring=command.scoring,
+        auto_rounds=command.auto_rounds,
     )
 
 

@@ -52,6 +52,9 @@ class CreateTournament(msgspec.Struct, forbid_unknown_fields=True):
     `invalid_config`). docs/TOURNAMENTS.md, "Scoring"."""
     options: GameOptions | None = None
     """The variant's house options, for every game of the tournament."""
+    auto_rounds: bool = False
+    """Whether each round after the first starts by itself once the one before has closed;
+    round 1 (which closes registration) is always the organiser's to start."""
 
     def __post_init__(self) -> None:
         self.name = shown(self.name)
@@ -157,6 +160,8 @@ class TournamentInfo(msgspec.Struct):
     duplicate: bool
     bye_rule: str
     scoring: Scoring
+    auto_rounds: bool
+    """Rounds after the first start by themselves."""
     phase: Phase
     players: list[PlayerInfo]
     """In registration order."""

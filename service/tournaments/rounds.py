@@ -1,10 +1,13 @@
-"""One round keeper per process: it closes a tournament's round once its last game has ended.
+"""One round keeper per process: it closes a tournament's round once its last game has ended,
+and starts the next of a tournament whose rounds start by themselves (`auto_rounds`).
 
 It tails the store's global feed, like the watcher (service/live/watch.py), and for each
 `game.ended` of a tournament's table asks the tournament service to close that
-tournament's open round; at startup it checks every tournament once, so a round whose last
-game ended while no instance ran is closed too. With several instances each may try: the
-round closes once, since `round.closed` is appended at the version its check was made on.
+tournament's open round, and for each `round.closed` to start the next if the tournament
+says so; at startup it checks every tournament once, so a round whose last game ended (or
+that closed) while no instance ran is closed (or followed) too. With several instances
+each may try: the round closes once, since `round.closed` is appended at the version its
+check was made on, and the next starts once, as two starts by the organiser would.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from events.store import Checkpoint, EventStore, Unreadable, UnreadableEvent
 from service.contract.problems import ApiError
 from service.ops.background import Background
 from service.ops.logging import log
+from service.tournaments.record import PREFIX
 from service.tournaments.service import TournamentService
 
 FEED_PAGE = 1000
@@ -45,6 +49,7 @@ class RoundKeeper:
                 after = await self.store.feed_head()
                 for tournament_id in await self.tournaments.tournament_ids():
                     await self._close(tournament_id)
+                    await self._advance(tournament_id)
                 await self._tail(after)
             except asyncio.CancelledError:
                 raise
@@ -57,9 +62,11 @@ class RoundKeeper:
             if not await self.store.wait_for_events(after, self.idle_check):
                 continue
             page = await self.store.read_feed(after, FEED_PAGE)
-            ended = []
+            ended, closed = [], []
             for item in page:
                 after = item.checkpoint
+                if item.type == "round.closed" and item.stream_id.startswith(PREFIX):
+                    closed.append(item.stream_id.removeprefix(PREFIX))
                 if (
                     item.type == "game.ended"
                     and item.stream_id.startswith("game:")
@@ -74,9 +81,17 @@ class RoundKeeper:
                     continue
                 if record.lobby.tournament:
                     await self._close(record.lobby.tournament)
+            for tournament_id in dict.fromkeys(closed):
+                await self._advance(tournament_id)
 
     async def _close(self, tournament_id: str) -> None:
         try:
             await self.tournaments.close_round(tournament_id)
         except (ApiError, UnreadableEvent) as exc:  # one tournament's trouble stops no other
             log.warning("round_not_closed", tournament_id=tournament_id, error=str(exc))
+
+    async def _advance(self, tournament_id: str) -> None:
+        try:
+            await self.tournaments.advance(tournament_id)
+        except (ApiError, UnreadableEvent) as exc:  # one tournament's trouble stops no other
+            log.warning("round_not_started", tournament_id=tournament_id, error=str(exc))

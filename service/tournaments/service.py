@@ -162,13 +162,32 @@ class TournamentService:
         """Seat the next round, create its games (started, seated, dealt), then append
         `round.started`. A start that lost a race to another reloads and is refused
         (`round_in_play`), or with the same key replays the first answer."""
+        return await self._start(tournament_id, organiser(token), key)
 
+    async def advance(self, tournament_id: str) -> bool:
+        """Start the next round of a tournament whose rounds start by themselves
+        (`auto_rounds`), once round 1 has been started and the last round has closed. Any
+        instance may try, as for a start by the organiser: one start appends
+        `round.started`. True when this call started it."""
+        state = (await self.load(tournament_id)).state
+        if not state.config.auto_rounds or state.ended or not state.rounds:
+            return False
+        if state.open_round is not None:
+            return False
+        try:
+            await self._start(tournament_id, anyone("rounds"), None)
+        except (RuleViolation, Conflict) as refused:  # started by another, or too few players
+            log.info("round_not_started", tournament_id=tournament_id, error=str(refused))
+            return False
+        return True
+
+    async def _start(self, tournament_id: str, authorize: Authorize, key: str | None) -> Result:
         async def decide(record: TournamentRecord, actor: Actor) -> Decision:
             (decided,) = rules.decide(record.state, rules.StartRound(tournament_id))
             return Decision([await open_tables(self.games, record, decided)])
 
         stored_key = None if key is None else Key(key, "")
-        command = Command(organiser(token), decide)
+        command = Command(authorize, decide)
         outcome = await self.handler.run(self.streams, tournament_id, command, stored_key)
         if not outcome.replayed:
             started = outcome.record.events[outcome.first_version - 1].data

@@ -1,7 +1,8 @@
 """Bot players in tournaments over real HTTP: the organiser registers them by name and level,
 every refusal (an unknown level, anyone but the organiser, a taken name) is a problem that
 stores nothing; and a tournament of 8 bots and no person runs every round to the end by
-itself (the bot runner plays each table, the round keeper closes each round), its standings
+itself once its organiser has started round 1 (the bot runner plays each table, the round
+keeper closes each round and starts the next: `auto_rounds`), its standings
 mark every bot and are those of its events, its audit passes, and the ratings mark its bots
 and leave them out with `bots=false`."""
 
@@ -184,38 +185,32 @@ def test_a_tournament_of_eight_bots_plays_every_round_to_the_end_by_itself(
     bot_night: tuple[str, str],
 ) -> None:
     """Given 8 bot players and no person, at tables of 3 (two tables and two byes a round),
-    duplicate deals, three rounds, a bot withdrawn after round 1 and another as round 3
-    starts: when the organiser starts each round, then the bots play every table to its
-    end and the round keeper closes each round, with no client acting for any seat."""
+    duplicate deals, three rounds that start by themselves, and a bot withdrawn as round 1
+    plays: when the organiser starts round 1, then the bots play every table to its end,
+    the round keeper closes each round and starts the next, with no client acting for any
+    seat, until the tournament has ended."""
     base, _ = bot_night
     with httpx.Client(base_url=base, timeout=30) as http:
-        tid, organiser = opened(http, table_size=3, rounds=3, duplicate=True)
+        tid, organiser = opened(http, table_size=3, rounds=3, duplicate=True, auto_rounds=True)
         auth = {"Authorization": f"Bearer {organiser}"}
         for name, level in LEVELS.items():
             assert register(http, tid, organiser, name, level).status_code == 201
         path = f"/tournaments/{tid}"
-        for number in (1, 2, 3):
-            started = http.post(f"{path}/rounds", headers=auth)
-            assert started.status_code == 201, started.text
-            for table in started.json()["tables"]:
+        started = http.post(f"{path}/rounds", headers=auth)
+        assert started.status_code == 201, started.text
+        leaving = started.json()["tables"][0]["players"][0]  # its seat resigned if in play
+        gone = http.post(f"{path}/players/{leaving}/withdraw", headers=auth)
+        assert gone.status_code == 200, gone.text
+        body = until("the end", lambda: http.get(path).json(), lambda b: b["phase"] == "ended")
+        assert [p["bot"] for p in body["players"]] == list(LEVELS.values())
+        assert [played["round"] for played in body["played"]] == [1, 2, 3]
+        for played in body["played"]:
+            assert sum(len(t["players"]) for t in played["tables"]) == 6
+            seated = {p for t in played["tables"] for p in t["players"]}
+            assert played["round"] == 1 or leaving not in seated | set(played["byes"])
+            for table in played["tables"]:
                 seats = http.get(f"/games/{table['game_id']}").json()["seats"]
                 assert [seat["bot"] for seat in seats] == [LEVELS[p] for p in table["players"]]
-            if number == 3:  # withdrawn as its round plays: its seat, if in play, resigned
-                leaving = started.json()["tables"][0]["players"][0]
-                assert (
-                    http.post(f"{path}/players/{leaving}/withdraw", headers=auth).status_code == 200
-                )
-            until(
-                f"round {number} closed",
-                lambda: http.get(path).json()["played"],
-                lambda played: len(played) == number and played[-1]["state"] == "closed",  # noqa: B023
-            )
-            if number == 1:
-                gone = http.post(f"{path}/players/Bot 7/withdraw", headers=auth)
-                assert gone.status_code == 200, gone.text
-        body = http.get(path).json()
-        assert body["phase"] == "ended"
-        assert [p["bot"] for p in body["players"]] == list(LEVELS.values())
 
         # The standings: every bot marked, and those the rounds' results give.
         ended = until(
@@ -270,9 +265,7 @@ def test_the_ratings_mark_a_bot_and_leave_it_out_without_bots(bot_night: tuple[s
         game = created.json()["game_id"]
         claimed = http.post(f"/games/{game}/seats", json={"name": "Ada", "seat": 0})
         assert claimed.status_code == 201, claimed.text
-        auth = {"Authorization": f"Bearer {claimed.json()['token']}"}
-        creator = {"Authorization": f"Bearer {created.json()['creator_token']}"}
-        assert http.post(f"/games/{game}/start", headers=creator).status_code == 200
+        auth = {"Authorization": f"Bearer {claimed.json()['token']}"}  # the last seat: started
 
         def my_turn() -> dict[str, Any]:
             return until(

@@ -118,6 +118,14 @@ CREATE_TOURNAMENT = docs.examples(
         "rounds": 4,
         "seating": "rotation",
     },
+    bots_by_themselves={
+        "name": "Bot league",
+        "variant": "golf",
+        "table_size": 4,
+        "rounds": 3,
+        "auto_rounds": True,
+        "options": {"hands": 1},
+    },
 )
 REGISTER_PLAYER = docs.examples(
     "The player's name, unique in the tournament; with `bot`, a bot player of that level.",
@@ -162,6 +170,7 @@ def info(record: TournamentRecord) -> t.TournamentInfo:
         duplicate=config.duplicate,
         bye_rule=config.bye_rule,
         scoring=config.scoring,  # type: ignore[arg-type]
+        auto_rounds=config.auto_rounds,
         phase=phase(state),
         players=[t.PlayerInfo(p.name, p.withdrawn, p.seed, p.bot or None) for p in state.players],
         played=[round_info(r) for r in state.rounds],
@@ -212,6 +221,7 @@ class TournamentController(Controller):
             organiser_hash="",
             seed_anchor="",
             seed_secret="",
+            auto_rounds=data.auto_rounds,
         )
         record, token = await tournaments.create(spec, bearer(request), idempotency_key)
         body = t.TournamentOpened(

@@ -211,3 +211,31 @@ async def test_a_player_of_a_duplicate_round_sets_no_game_level_seed(store: Even
         await service.games.set_seed(table.game_id, tokens[table.players[0]], 0, "mine")
     assert (refused.value.status, refused.value.code) == (409, "duplicate_deals")
     assert await stored(store, f"game:{table.game_id}") == before
+
+
+async def test_rounds_that_start_by_themselves_follow_each_close_once(store: EventStore) -> None:
+    """Given a tournament whose rounds start by themselves, when round 1 (the organiser's
+    to start) closes, then round 2 starts with no one asking, once however many instances
+    try, and the tournament ends with its last round."""
+    service, tid, organiser, tokens = await opened(store, 4, rounds=2, auto_rounds=True)
+    assert not await service.advance(tid), "round 1 is the organiser's to start"
+    first = (await service.start_round(tid, organiser)).record.state.rounds[-1].started
+    await play_out(service.games, first.tables[0].game_id, tokens, seed=21)
+    await service.close_round(tid)
+    await wait_closed(service, tid, 1)
+    other = TournamentService(store, GameService(store, Metrics()), Metrics())
+    started = await asyncio.gather(service.advance(tid), other.advance(tid))
+    assert started.count(True) <= 1  # the API tests' server may be a third instance
+    state = (await service.load(tid)).state
+    assert [r.number for r in state.rounds] == [1, 2]
+    events = await stored(store, stream_id(tid))
+    assert sum(isinstance(e, RoundStarted) for e in events) == 2
+    keeper = RoundKeeper(store, service, idle_check=0.5)
+    keeper.start()
+    try:
+        await play_out(service.games, state.rounds[1].started.tables[0].game_id, tokens, seed=22)
+        await wait_closed(service, tid, 2)
+    finally:
+        await keeper.stop()
+    assert (await service.load(tid)).state.ended
+    assert not await service.advance(tid)
