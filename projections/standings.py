@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from domain.tournament.matchpoints import hand_scores
 from domain.tournament.standings import Row, standings
 from domain.tournament.state import round_result
 from domain.variants import high_wins
@@ -89,6 +90,9 @@ class ClosedRound(msgspec.Struct, frozen=True):
     withdrawn: tuple[str, ...]
     """Who had withdrawn when it closed."""
     revision: int
+    scores: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    """Duplicate deals: each table's hand scores (by `results`, then hand, then seat), the
+    boards its matchpoints and travellers are computed from (projections/boards.py)."""
 
 
 class LiveTable(msgspec.Struct, frozen=True):
@@ -122,6 +126,8 @@ class Tournament(msgspec.Struct, frozen=True):
     duplicate: bool = False
     """Whether every table of a round is dealt the same cards: then a live round is shown
     only as far as every table still playing has got (`live_tables`)."""
+    scoring: str = "total"
+    """`total` or `matchpoints`: what the standings rank by (projections/boards.py)."""
     bots: dict[str, str] = msgspec.field(default_factory=dict)
     """Each bot player's level, by name (its seats are bot seats)."""
 
@@ -154,15 +160,21 @@ def _doc(value: msgspec.Struct) -> Doc:
 
 class StandingsProjection:
     name = "standings"
-    version = 2
-    """2: bot players marked (`Tournament.bots`)."""
+    version = 3
+    """2: bot players marked (`Tournament.bots`); 3: the scoring, and each closed duplicate
+    round's hand scores (`ClosedRound.scores`), which a rebuild reads from the games."""
     types = _TOURNAMENT_TYPES | _GAME_TYPES
 
     def keys(self, event: RecordedEvent) -> Sequence[str]:
         kind = type(event.data)
         if kind in _TOURNAMENT_TYPES:
             tournament = tournament_id(event)
-            return () if tournament is None else (tournament_key(tournament),)
+            if tournament is None:
+                return ()
+            if kind is RoundClosed:  # the games' hand scores, kept for the boards
+                games = [game_key(result.game_id) for result in event.data.results]
+                return (tournament_key(tournament), *games)
+            return (tournament_key(tournament),)
         if kind in _GAME_TYPES:
             game = game_id(event)
             return () if game is None else (game_key(game),)
@@ -179,7 +191,7 @@ class StandingsProjection:
                 return ()
             key = tournament_key(tournament)
             doc = docs.get(key)
-            new = _tournament(data, event, None if doc is None else _load(doc, Tournament))
+            new = _tournament(data, event, None if doc is None else _load(doc, Tournament), docs)
             return () if new is None else (Put(key, _doc(new)),)
         if isinstance(data, _GAME):
             game = game_id(event)
@@ -196,7 +208,9 @@ def _load(doc: Doc, kind: type[Any]) -> Any:
     return msgspec.convert(doc, kind)
 
 
-def _tournament(data: Any, event: RecordedEvent, doc: Tournament | None) -> Tournament | None:
+def _tournament(
+    data: Any, event: RecordedEvent, doc: Tournament | None, docs: Mapping[str, Doc | None]
+) -> Tournament | None:
     position = event.global_position
     if isinstance(data, TournamentCreated):
         return Tournament(
@@ -206,6 +220,7 @@ def _tournament(data: Any, event: RecordedEvent, doc: Tournament | None) -> Tour
             rounds=data.rounds,
             revision=position,
             duplicate=data.duplicate,
+            scoring=data.scoring,
         )
     if doc is None:
         raise ValueError(f"{event.stream_id} v{event.version}: no tournament before it")
@@ -234,6 +249,7 @@ def _tournament(data: Any, event: RecordedEvent, doc: Tournament | None) -> Tour
             registered=len(doc.players),
             withdrawn=doc.withdrawn,
             revision=position,
+            scores=_round_scores(data.results, docs) if doc.duplicate else (),
         )
         still = doc.live if doc.live is not None and doc.live.round != data.round else None
         return msgspec.structs.replace(
@@ -241,6 +257,19 @@ def _tournament(data: Any, event: RecordedEvent, doc: Tournament | None) -> Tour
         )
     assert isinstance(data, TournamentEnded)
     return msgspec.structs.replace(doc, ended=True, revision=position)
+
+
+def _round_scores(
+    results: Sequence[TableResult], docs: Mapping[str, Doc | None]
+) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """Each table's hand scores, from its game's doc (its events precede `round.closed`
+    in the feed, so the doc holds every hand)."""
+    tables = []
+    for result in results:
+        doc = docs.get(game_key(result.game_id))
+        history = () if doc is None else _load(doc, TableGame).history
+        tables.append(hand_scores(history))
+    return tuple(tables)
 
 
 def _game(data: Any, event: RecordedEvent, doc: TableGame | None) -> TableGame | None:

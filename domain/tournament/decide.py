@@ -35,6 +35,7 @@ from events.schema.tournament import (
 )
 
 MAX_ROUNDS = 50
+SCORINGS = ("total", "matchpoints")
 GAME_ID_TAG = b"fairway/tournament/table-game-id/v1"
 
 
@@ -49,6 +50,7 @@ class Create(msgspec.Struct, frozen=True):
     organiser_hash: str
     seed_anchor: str
     seed_secret: str
+    scoring: str = "total"
     auto_rounds: bool = False
 
 
@@ -125,6 +127,14 @@ def _create(command: Create) -> TournamentCreated:
         raise RuleViolation("invalid_config", f"seating is one of {', '.join(SEATINGS)}")
     if not 1 <= command.rounds <= MAX_ROUNDS:
         raise RuleViolation("invalid_config", f"a tournament has 1..{MAX_ROUNDS} rounds")
+    if command.scoring not in SCORINGS:
+        raise RuleViolation("invalid_config", f"scoring is one of {', '.join(SCORINGS)}")
+    if command.scoring == "matchpoints" and not command.duplicate:
+        raise RuleViolation(
+            "invalid_config",
+            "scoring matchpoints compares the results of those who held the same cards: it "
+            "needs duplicate deals (duplicate: true)",
+        )
     return TournamentCreated(
         name=command.name,
         variant=command.variant,
@@ -136,6 +146,7 @@ def _create(command: Create) -> TournamentCreated:
         organiser_hash=command.organiser_hash,
         seed_anchor=command.seed_anchor,
         seed_secret=command.seed_secret,
+        scoring=command.scoring,
         auto_rounds=command.auto_rounds,
     )
 

@@ -37,6 +37,10 @@ class GameCreated(msgspec.Struct, frozen=True, tag="game.created"):
     """The finished game this one is the rematch of (its id), empty otherwise: the same
     variant, options and seats, each holder with its old token (`game.rematched` on the old
     game names this one)."""
+    rules_version: str = ""
+    """The rules engine the game is dealt and scored by (`golf/1`: domain/rules_versions.py),
+    so that a verifier judges it by those rules or refuses by name; "" for games created
+    before the field, judged as version 1."""
 
 
 class SeatClaimed(msgspec.Struct, frozen=True, tag="seat.claimed"):

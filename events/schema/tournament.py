@@ -38,6 +38,10 @@ class TournamentCreated(msgspec.Struct, frozen=True, tag="tournament.created"):
     bye_rule: str = "round-mean"
     """How a bye scores (docs/TOURNAMENTS.md): `round-mean`, the mean seat total of the
     round's games, rounded half away from zero."""
+    scoring: str = "total"
+    """How the standings rank (docs/TOURNAMENTS.md, "Scoring"): `total`, by the sum of the
+    seat totals; `matchpoints` (duplicate deals only), by each result compared with those
+    who held the same cards (domain/tournament/matchpoints.py)."""
     auto_rounds: bool = False
     """Whether each round after the first starts by itself once the one before has closed
     (the round keeper starts it, as the organiser would). Round 1, which closes

@@ -15,8 +15,10 @@ from collections.abc import Sequence
 
 import msgspec
 
+from domain.rules_versions import refusal
 from events.codec import CodecError, default_codec
 from events.schema.common import HandDealt, HandEnded
+from events.schema.lobby import GameCreated
 from events.stored import StoredRow
 from service.audit.chain import check_chain
 from service.audit.fairness import deal_failures
@@ -32,6 +34,25 @@ from service.audit.report import (
     ReceiptResult,
 )
 from service.audit.walk import walk
+
+
+class RulesVersionRefused(ValueError):
+    """The game names a rules version this code does not implement: it is not judged at
+    all (`unknown_rules_version`), rather than judged by rules it was not played under."""
+
+    code = "unknown_rules_version"
+
+    def __init__(self, game_id: str, detail: str) -> None:
+        super().__init__(f"game {game_id}: {detail}")
+        self.detail = f"game {game_id}: {detail}"
+
+
+def require_rules(game_id: str, variant: str, version: str) -> None:
+    """`RulesVersionRefused` unless this code implements `version` of `variant`."""
+    refused = refusal(variant, version)
+    if refused is not None:
+        raise RulesVersionRefused(game_id, refused)
+
 
 HAND_CHECKS: tuple[CheckName, ...] = ("commitments", "deck", "legality", "scores")
 GAME_CHECKS: tuple[CheckName, ...] = ("chain", *HAND_CHECKS, "winners")
@@ -88,9 +109,13 @@ def audit_game(
     receipts: Sequence[ReceiptResult] = (),
 ) -> AuditReport:
     """Audit the game whose stream holds `rows` (in version order). `extra` adds checks made
-    elsewhere (an export's header, receipts) to the report."""
+    elsewhere (an export's header, receipts) to the report. `RulesVersionRefused` when
+    `game.created` names a rules version this code does not implement."""
     chain = check_chain(game_id, rows)
     items, undecodable = decode(rows)
+    created = items[0].event if items else None
+    if isinstance(created, GameCreated):
+        require_rules(game_id, created.variant, created.rules_version)
     deals = [(i.version, i.event.hand) for i in items if isinstance(i.event, HandDealt)]
     ends = [i.version for i in items if isinstance(i.event, HandEnded)]
     dealt = {hand: version for version, hand in deals}

@@ -136,6 +136,7 @@ def export_game(game_id: str, rows: Sequence[StoredRow]) -> GameExport:
         winners=known.winners,
         event_count=len(events),
         head_hash=events[-1].hash,
+        rules_version=created.rules_version,
         events=events,
     )
 
@@ -250,6 +251,7 @@ def _header_failures(export: GameExport, rows: Sequence[StoredRow]) -> list[Fail
     if created is not None:
         differs("variant", created.variant, export.variant)
         differs("options", created.options, export.options)
+        differs("rules_version", created.rules_version, export.rules_version)
         try:
             record: Any = rules_record(created.variant, created.seats, created.options)
         except RuleViolation as refused:  # an unknown variant or options no game allows

@@ -19,6 +19,9 @@ the service says it did:
   `round_seat_seed(r, seat_seeds_from)`, and every seat of every deal used it;
 - `decks` (duplicate): hand k of every table was dealt from the same seed, the link of the
   round chain;
+- `travellers` (duplicate): every board (hand, seat position) recomputed from the games'
+  own `hand.ended` scores, with its matchpoints (the report's `travellers`), and those
+  scores agree with the hands and totals `round.closed` recorded for each table;
 - `games`: each game passes the game audit (service/audit/audit.py).
 
 Every failure is named with its round, table and game; each check reports its first. The
@@ -34,7 +37,9 @@ from typing import Any
 
 from domain.seed_chain import hashed
 from domain.shuffle import Stream
+from domain.tournament.matchpoints import Board
 from domain.tournament.seeds import round_seat_seed, seating_seed
+from domain.variants import high_wins
 from events.codec import GENESIS_HASH, CodecError, default_codec
 from events.schema.tournament import (
     PlayerRegistered,
@@ -47,9 +52,14 @@ from events.schema.tournament import (
 )
 from events.store import EventStore
 from events.stored import StoredRow
-from service.audit.audit import audit_game
+from service.audit.audit import RulesVersionRefused, audit_game
 from service.audit.chain import link
-from service.audit.tournament_games import check_duplicate, check_seated, table_game
+from service.audit.tournament_games import (
+    check_duplicate,
+    check_seated,
+    check_travellers,
+    table_game,
+)
 from service.audit.tournament_report import (
     CHECKS,
     Findings,
@@ -102,6 +112,8 @@ def audit_tournament(
     created = next((e for _, e in events if isinstance(e, TournamentCreated)), None)
     tables: list[TableAudit] = []
     started = {e.round: (v, e) for v, e in events if isinstance(e, RoundStarted)}
+    closed = {e.round: e for _, e in events if isinstance(e, RoundClosed)}
+    boards: list[Board] = []
     ended = any(isinstance(e, TournamentEnded) for _, e in events)
     if created is None:
         found.fail("chain", "tournament.created", "is not the stream's first event")
@@ -122,9 +134,23 @@ def audit_tournament(
                     check_duplicate(tournament_id, begun, seeds[number], decoded, found)
                 elif ended:
                     found.fail("round_seeds", "server_seed", "never revealed", number)
+                high = high_wins(created.variant)
+                boards += check_travellers(begun, closed.get(number), decoded, high, found)
             for table in begun.tables:
                 if games.get(table.game_id):
-                    report = audit_game(table.game_id, games[table.game_id], public=public)
+                    try:
+                        report = audit_game(table.game_id, games[table.game_id], public=public)
+                    except RulesVersionRefused as refused:
+                        found.count("games")
+                        found.fail(
+                            "games",
+                            "rules_version",
+                            f"refused: {refused.detail}",
+                            number,
+                            table.table,
+                            table.game_id,
+                        )
+                        continue
                     found.count("games")
                     tables.append(
                         TableAudit(number, table.table, table.game_id, report.ok, report.failures)
@@ -149,6 +175,7 @@ def audit_tournament(
         checks=checks,
         tables=tables,
         failures=found.failures,
+        travellers=boards,
     )
 
 

@@ -10,10 +10,11 @@ from typing import Any
 import msgspec
 
 from domain.seed_chain import SeedChain
+from domain.tournament.matchpoints import Board, TableHands, travellers
 from domain.tournament.seeds import round_chain
-from events.schema.common import HandDealt
+from events.schema.common import HandDealt, HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed
-from events.schema.tournament import RoundStarted
+from events.schema.tournament import RoundClosed, RoundStarted
 from events.stored import StoredRow
 from service.audit.audit import decode
 from service.audit.tournament_report import Findings, TournamentCheckName
@@ -27,6 +28,8 @@ class TableGame(msgspec.Struct):
     deals: dict[int, HandDealt]
     bots: list[str] = msgspec.field(default_factory=list)
     """Each seat's bot level ("" for a person's seat)."""
+    scores: list[tuple[int, ...]] = msgspec.field(default_factory=list)
+    """Each ended hand's scores by seat, in order (`hand.ended`)."""
 
 
 def table_game(
@@ -45,18 +48,22 @@ def table_game(
     names: dict[int, str] = {}
     bots: dict[int, str] = {}
     deals: dict[int, HandDealt] = {}
+    scores: list[tuple[int, ...]] = []
     for item in items:
         if isinstance(item.event, SeatClaimed):
             names[item.event.seat] = item.event.name
             bots[item.event.seat] = item.event.bot
         elif isinstance(item.event, HandDealt):
             deals[item.event.hand] = item.event
+        elif isinstance(item.event, HandEnded):
+            scores.append(item.event.scores)
     seats = range(items[0].event.seats)
     return TableGame(
         items[0].event,
         [names.get(s, "") for s in seats],
         deals,
         [bots.get(s, "") for s in seats],
+        scores,
     )
 
 
@@ -151,3 +158,36 @@ def _same_deck(
     first = reference.setdefault(hand, (table, dealt.seed))
     if dealt.seed != first[1]:
         fail("decks", f"hand {hand} seed", f"differs from table {first[0]}'s: another deck")
+
+
+def check_travellers(
+    begun: RoundStarted,
+    closed: RoundClosed | None,
+    games: Mapping[str, TableGame | None],
+    high_wins: bool,
+    found: Findings,
+) -> list[Board]:
+    """Every board of a duplicate round recomputed from its games' `hand.ended` scores; and
+    those scores hold what `round.closed` recorded of each table (its hands, its totals),
+    the results the standings were computed from."""
+    tables = []
+    recorded = {r.game_id: r for r in closed.results} if closed is not None else {}
+    for table in begun.tables:
+        game = games.get(table.game_id)
+        if game is None:
+            continue
+        tables.append(TableHands(table.table, table.game_id, table.players, tuple(game.scores)))
+        result = recorded.get(table.game_id)
+        if result is None:
+            continue
+        sums = tuple(sum(column) for column in zip(*game.scores, strict=True))
+        place = (begun.round, table.table, table.game_id)
+        if len(game.scores) != result.hands:
+            detail = f"differ from the game's hand.ended events ({len(game.scores)} hands)"
+            found.fail("travellers", f"round.closed hands {result.hands}", detail, *place)
+        elif game.scores and sums != tuple(result.totals):
+            detail = f"differ from the sums of the game's hand scores ({list(sums)})"
+            found.fail("travellers", f"round.closed totals {list(result.totals)}", detail, *place)
+    boards = travellers(begun.round, tables, high_wins)
+    found.count("travellers", len(boards))
+    return boards

@@ -9,10 +9,11 @@ from typing import Literal
 
 import msgspec
 
+from domain.tournament.matchpoints import Board
 from service.audit.report import Failure
 
 TournamentCheckName = Literal[
-    "chain", "round_seeds", "seating", "round_chain", "seat_seeds", "decks", "games"
+    "chain", "round_seeds", "seating", "round_chain", "seat_seeds", "decks", "travellers", "games"
 ]
 CHECKS: tuple[TournamentCheckName, ...] = (
     "chain",
@@ -21,6 +22,7 @@ CHECKS: tuple[TournamentCheckName, ...] = (
     "round_chain",
     "seat_seeds",
     "decks",
+    "travellers",
     "games",
 )
 
@@ -74,6 +76,11 @@ class TournamentAuditReport(msgspec.Struct, frozen=True):
     tables: list[TableAudit]
     failures: list[TournamentFailure]
     """Every failure found, by round and table."""
+    travellers: list[Board] = []
+    """Duplicate deals: every board of every round (hand, seat position), each table's
+    result on it and its matchpoints, recomputed from the games' own `hand.ended` events
+    (domain/tournament/matchpoints.py): what GET /tournaments/{id}/rounds/{n}/travellers
+    must show."""
 
 
 class Findings:

@@ -47,8 +47,7 @@ async def _read(
 
 def _audit(args: argparse.Namespace) -> int:
     from events.store import StoreError
-    from service.audit.audit import audit_game
-    from service.audit.receipts import check_receipts
+    from service.audit.audit import RulesVersionRefused, audit_game
     from service.ops.settings import Settings
 
     if not GAME_ID.fullmatch(args.game_id):
@@ -72,8 +71,19 @@ def _audit(args: argparse.Namespace) -> int:
     if not rows:
         print(f"fairway audit: no game {args.game_id} in the store", file=sys.stderr)
         return 2
-    if not receipts:
-        return _print(audit_game(args.game_id, rows), args.json)
+    try:
+        if not receipts:
+            return _print(audit_game(args.game_id, rows), args.json)
+        return _audit_receipts(args, rows, receipts, keys)
+    except RulesVersionRefused as refused:
+        print(f"fairway audit: refused: {refused.detail}", file=sys.stderr)
+        return 2
+
+
+def _audit_receipts(args: argparse.Namespace, rows: Any, receipts: Any, keys: Any) -> int:
+    from service.audit.audit import audit_game
+    from service.audit.receipts import check_receipts
+
     if not keys:
         print(
             "fairway audit: --receipts needs the service's public key (--key): the store "
@@ -138,12 +148,16 @@ def _receipts(args: argparse.Namespace, need_key: bool = True) -> tuple[list[Any
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from service.audit.audit import RulesVersionRefused
     from service.audit.offline import verify_export
 
     try:
         text = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
         receipts, keys = _receipts(args)
         report = verify_export(text, receipts, keys)
+    except RulesVersionRefused as refused:
+        print(f"fairway verify: refused: {refused.detail}", file=sys.stderr)
+        return 2
     except (OSError, ValueError) as error:
         print(f"fairway verify: {error}", file=sys.stderr)
         return 2

@@ -72,9 +72,13 @@ class ExportHeader(msgspec.Struct, forbid_unknown_fields=True):
     event_count: int
     head_hash: str
     """The hash of the last event: keep it to detect a rewritten history later."""
+    rules_version: str = ""
+    """The rules version `game.created` names (`golf/1`; "" in an export of a game created
+    before the field, or made before it): a verifier that does not implement it refuses
+    the export by name (domain/rules_versions.py)."""
 
 
-class GameExport(ExportHeader):
+class GameExport(ExportHeader, kw_only=True):
     """A finished game as one self-contained document: `fairway verify FILE` checks it
     with no database and no server."""
 

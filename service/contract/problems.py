@@ -67,6 +67,9 @@ SERVICE_CODES: dict[str, str] = {
     "round_not_found": "the tournament has no such round (not started, or past the last)",
     "round_not_closed": "the round has not closed yet; its standings are live",
     "rating_not_found": "no finished game has rated a player of that name",
+    "not_duplicate": "the tournament deals every table its own cards: it has no travellers",
+    "unknown_rules_version": "the game names a rules version this server does not implement: "
+    "it is not judged by other rules",
 }
 ALL_CODES = {**RULE_CODES, **SERVICE_CODES}
 

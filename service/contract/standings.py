@@ -9,17 +9,20 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from service.contract.public import Variant
 
 TableStatus = Literal["waiting", "playing", "ended"]
 """`waiting`: the game has not started; `playing`: in play; `ended`: over."""
 RoundStatus = Literal["playing", "closed"]
+Scoring = Literal["total", "matchpoints"]
 
 
 class StandingsRow(msgspec.Struct):
     rank: int
-    """1-based; players equal on total, average and wins share a rank ("1224")."""
+    """1-based; players equal on total, average and wins share a rank ("1224"); with
+    matchpoints, on percent and matchpoints."""
     player: str
     total: int
     """Seat totals of the games played (so far, in a live round), plus each bye's score."""
@@ -35,6 +38,16 @@ class StandingsRow(msgspec.Struct):
     withdrawn: bool
     bot: str | None = None
     """A bot player's level; null for a person."""
+    percent: float | UnsetType | None = UNSET
+    """Scoring `matchpoints` only (absent with `total`): the mean of the player's
+    percentages over the boards they played (2 points per result beaten on a board, 1 per
+    tie, over the board's top), 2 places; null before any board."""
+    matchpoints: int | UnsetType = UNSET
+    """Scoring `matchpoints` only: matchpoints earned over every board counted."""
+    top: int | UnsetType = UNSET
+    """Scoring `matchpoints` only: the sum of those boards' tops."""
+    boards: int | UnsetType = UNSET
+    """Scoring `matchpoints` only: boards played that compared something."""
 
 
 class Standings(msgspec.Struct):
@@ -59,6 +72,9 @@ class Standings(msgspec.Struct):
     """Grows whenever these standings change (a feed position), the same on every
     instance and after a rebuild of the read model."""
     rows: list[StandingsRow]
+    scoring: Scoring = "total"
+    """What `rank` orders by: `total` (total, then average per hand, then games won) or
+    `matchpoints` (percent, then matchpoints; docs/TOURNAMENTS.md, "Scoring")."""
 
 
 class TableLinks(msgspec.Struct):
@@ -99,6 +115,49 @@ class RoundResults(msgspec.Struct):
     byes: list[str]
     bye_score: int | None
     """What each bye scores; null until the round closes (the round's mean seat total)."""
+    revision: int
+
+
+class TravellerEntry(msgspec.Struct):
+    """One table's result on a board."""
+
+    table: int
+    game_id: str
+    player: str
+    """Who held the board's cards at this table (the seat position's player)."""
+    score: int
+    """The seat's score for the hand."""
+    matchpoints: int
+    """2 per other table's result beaten, 1 per tie (lower beats higher for the Golf
+    family, higher for Basketball)."""
+    top: int
+    """2 x (the tables that played the board - 1): the most a result can earn."""
+    percent: float | None
+    """matchpoints / top x 100, 2 places; null when no other table played the board."""
+    replay: str
+    """`/games/{game_id}/hands/{hand}/replay`: how this table played the cards."""
+
+
+class Traveller(msgspec.Struct):
+    """Hand `hand`, seat position `seat` of a duplicate round: every table's result with
+    the same cards."""
+
+    hand: int
+    seat: int
+    entries: list[TravellerEntry]
+
+
+class Travellers(msgspec.Struct):
+    """A duplicate round's travellers, by hand then seat: only the boards no table still
+    has to play (a live round's, through the fewest hands a table still playing has ended)."""
+
+    tournament_id: str
+    round: int
+    status: RoundStatus
+    scoring: Scoring
+    hands: int
+    """Hands whose boards are shown (every table still playing has ended them)."""
+    travellers: list[Traveller]
     revision: int
 
 

@@ -28,6 +28,7 @@ BotLevel = Annotated[
         "`unknown_bot_level`, naming the levels)",
     ),
 ]
+Scoring = Literal["total", "matchpoints"]
 Phase = Literal["registering", "in_play", "between_rounds", "ended"]
 """`registering` until round 1 starts; `in_play` while a round is; `between_rounds` once it
 has closed and before the next starts; `ended` after the last round closed."""
@@ -45,6 +46,10 @@ class CreateTournament(msgspec.Struct, forbid_unknown_fields=True):
     """How rounds after the first are seated; round 1 is random."""
     duplicate: bool = False
     """Whether every table of a round plays the same deals."""
+    scoring: Scoring = "total"
+    """How the standings rank: `total` (the sum of seat totals) or `matchpoints` (each
+    result compared with the other tables' on the same cards; needs `duplicate`, else 422
+    `invalid_config`). docs/TOURNAMENTS.md, "Scoring"."""
     options: GameOptions | None = None
     """The variant's house options, for every game of the tournament."""
     auto_rounds: bool = False
@@ -154,6 +159,7 @@ class TournamentInfo(msgspec.Struct):
     seating: str
     duplicate: bool
     bye_rule: str
+    scoring: Scoring
     auto_rounds: bool
     """Rounds after the first start by themselves."""
     phase: Phase

@@ -35,6 +35,7 @@ from service.http.controllers.readmodels import PlayerController, ReadModelContr
 from service.http.controllers.standings import StandingsController
 from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
+from service.http.controllers.travellers import TravellersController
 from service.http.controllers.variants import VariantController
 from service.http.middleware import StreamSlots, make_middleware
 from service.http.openapi_doc import complete
@@ -263,6 +264,7 @@ def create_app(
             PlayerController,
             TournamentController,
             StandingsController,
+            TravellersController,
             RatingsController,
         ],
         dependencies={

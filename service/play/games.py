@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from domain.errors import RuleViolation
+from domain.rules_versions import current
 from domain.seed_chain import DEFAULT_HANDS
 from domain.variants import decider_for
 from events.schema.common import GameOptions
@@ -120,6 +121,7 @@ class GameService:
             seed_anchor=chain.anchor,
             seed_hands=chain.hands,
             seed_secret=chain.secret,
+            rules_version=current(variant),
         )
         events = [created, *claims]
         if len(claims) == seats:  # bots in every seat: ready to play (seating.ready)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
+from domain.rules_versions import current
 from events.schema.lobby import GameCreated, GameRematched, SeatClaimed
 from service.commands.command import Actor, Command, Decision, NothingToDo
 from service.contract.problems import ApiError
@@ -49,6 +50,7 @@ def opening(record: GameRecord, chain_hands: int) -> list[object]:
         seed_hands=chain.hands,
         seed_secret=chain.secret,
         rematch_of=record.game_id,
+        rules_version=current(lobby.variant),
     )
     claims = [
         SeatClaimed(seat, name or "", digest or "", bot=lobby.bot_at(seat) or "")

@@ -12,8 +12,9 @@ from typing import Any
 
 import msgspec
 
+from domain.tournament.matchpoints import MatchpointRow
 from domain.tournament.standings import Row
-from projections import standings
+from projections import boards, standings
 from projections.base import Doc, ProjectionReader, ProjectionsUnavailable
 from service.contract import standings as s
 from service.contract.problems import ApiError
@@ -36,9 +37,27 @@ async def read(
     return tournament, games
 
 
-def _rows(rows: list[Row], bots: dict[str, str]) -> list[s.StandingsRow]:
-    """The rows as served: each bot player marked with its level."""
-    return [s.StandingsRow(**msgspec.structs.asdict(row), bot=bots.get(row.player)) for row in rows]
+def _rows(
+    rows: list[Row], bots: dict[str, str], scored: list[MatchpointRow] | None = None
+) -> list[s.StandingsRow]:
+    """The rows as served, each bot player marked with its level; with matchpoints
+    (`scored`), in their order and rank, each with its totals beside."""
+    if scored is None:
+        return [
+            s.StandingsRow(**msgspec.structs.asdict(row), bot=bots.get(row.player)) for row in rows
+        ]
+    totals = {row.player: msgspec.structs.asdict(row) for row in rows}
+    return [
+        s.StandingsRow(
+            **(totals[row.player] | {"rank": row.rank, "withdrawn": row.withdrawn}),
+            bot=bots.get(row.player),
+            percent=row.percent,
+            matchpoints=row.matchpoints,
+            top=row.top,
+            boards=row.boards,
+        )
+        for row in scored
+    ]
 
 
 def live(
@@ -56,8 +75,16 @@ def live(
         rounds=tournament.rounds,
         ended=tournament.ended,
         revision=standings.revision(tournament, games),
-        rows=_rows(standings.now(tournament, games), tournament.bots),
+        rows=_rows(standings.now(tournament, games), tournament.bots, _scored(tournament, games)),
+        scoring=tournament.scoring,  # type: ignore[arg-type]
     )
+
+
+def _scored(
+    tournament: standings.Tournament, games: list[Doc | None]
+) -> list[MatchpointRow] | None:
+    matched = tournament.scoring == "matchpoints"
+    return boards.now(tournament, games) if matched else None
 
 
 def as_of(tournament_id: str, tournament: standings.Tournament, number: int) -> s.Standings:
@@ -80,7 +107,12 @@ def as_of(tournament_id: str, tournament: standings.Tournament, number: int) -> 
         rounds=tournament.rounds,
         ended=tournament.ended and number == max(c.round for c in tournament.closed),
         revision=closed.revision,
-        rows=_rows(standings.as_of(tournament, number), tournament.bots),
+        rows=_rows(
+            standings.as_of(tournament, number),
+            tournament.bots,
+            boards.as_of(tournament, number) if tournament.scoring == "matchpoints" else None,
+        ),
+        scoring=tournament.scoring,  # type: ignore[arg-type]
     )
 
 

@@ -7,6 +7,7 @@ import secrets
 
 import msgspec
 
+from domain.rules_versions import current
 from domain.seed_chain import new_chain
 from domain.tournament.seeds import round_chain
 from domain.variants import decider_for
@@ -51,6 +52,7 @@ async def open_tables(
             round=started.round,
             table=table.table,
             peers=peers,
+            rules_version=current(config.variant),
         )
         seats = [entered[name] for name in table.players]  # a bot player's seat: a bot seat
         game = await games.open_table(table.game_id, created, seats, started.seat_seed)

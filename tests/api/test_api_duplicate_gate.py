@@ -86,6 +86,7 @@ READ_MODELS: dict[tuple[str, str], str] = {
     ("GET", "/tournaments/{tournament_id:str}/standings"): HORIZON,
     ("GET", "/tournaments/{tournament_id:str}/standings/stream"): HORIZON,
     ("GET", "/tournaments/{tournament_id:str}/rounds/{number:int}/results"): HORIZON,
+    ("GET", "/tournaments/{tournament_id:str}/rounds/{number:int}/travellers"): HORIZON,
 }
 """Every route served from a read model, and how the read model holds a round's tables."""
 

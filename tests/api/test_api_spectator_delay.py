@@ -206,6 +206,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/tournaments/{tournament_id:str}/standings"): NOT_HELD,
     ("GET", "/tournaments/{tournament_id:str}/standings/stream"): NOT_HELD,
     ("GET", "/tournaments/{tournament_id:str}/rounds/{number:int}/results"): NOT_HELD,
+    ("GET", "/tournaments/{tournament_id:str}/rounds/{number:int}/travellers"): NOT_HELD,
 }
 BODIES: dict[str, Any] = {
     "/games/{game_id:str}/audit": {"receipts": []},

@@ -47,9 +47,15 @@ async def test_an_ended_tournament_is_audited_and_one_in_play_is_refused(
         assert body["duplicate"]
         assert body["failures"] == []
         assert {check["name"]: check["ok"] for check in body["checks"]} == dict.fromkeys(
-            ("chain", "round_seeds", "seating", "round_chain", "seat_seeds", "decks", "games"),
+            (
+                "chain", "round_seeds", "seating", "round_chain", "seat_seeds", "decks",
+                "travellers", "games",
+            ),
             True,
-        )
+        )  # fmt: skip
+        boards = body["travellers"]
+        assert boards
+        assert {len(board["entries"]) for board in boards} == {len(ended.rounds[0].ids)}
         assert [t["game_id"] for t in body["tables"]] == list(ended.rounds[0].ids)
 
         refused = await http.get(f"/tournaments/{going.tournament_id}/audit")

@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from domain.tournament.standings import standings
 from domain.variants import high_wins
+from projections import boards
 from projections import standings as model
 from projections.ratings import LEADERBOARD, PEOPLE, Ratings, rating_key
 from projections.standings import StandingsProjection
+from tests.support.boards_oracle import expected_matchpoints, expected_travellers
 from tests.support.dict_projector import DictModel, project
 from tests.support.tournament_history import (
     closed_rounds,
@@ -139,3 +141,27 @@ def test_ratings_count_each_finished_game_once_per_player_whatever_the_batches(
     assert {n: one.docs[rating_key(n)].get("bot") for n in rated} == {n: bots.get(n) for n in rated}
     assert set(one.indexes[LEADERBOARD]) == set(rated)
     assert set(one.indexes[PEOPLE]) == set(rated) - set(bots)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), batch=st.integers(1, 40))
+def test_matchpoints_and_travellers_equal_the_recomputation_from_the_events(
+    seed: int, batch: int
+) -> None:
+    """A duplicate tournament scored by matchpoints: its standings now and as of each closed
+    round, and every round's travellers (a live round's through the duplicate horizon), are
+    the ones recomputed from the games' `hand.ended` scores, in whatever batches."""
+    history = tournament_history(seed, tournament="t1", duplicate=True)
+    built = asyncio.run(project(StandingsProjection(), recorded(history), batch=batch))
+    tournament = model.load_tournament(built.docs[model.tournament_key("t1")])
+    assert tournament.scoring == "matchpoints"
+    games = [built.docs.get(key) for key in model.live_keys(tournament)]
+    assert boards.now(tournament, games) == expected_matchpoints(history)
+    for number in closed_rounds(history):
+        assert boards.as_of(tournament, number) == expected_matchpoints(history, number)
+    started = len(tournament.closed) + (tournament.live is not None)
+    for number in range(1, started + 1):
+        assert boards.round_boards(tournament, number, games) == expected_travellers(
+            history, number
+        )
+    assert boards.round_boards(tournament, started + 1, games) is None

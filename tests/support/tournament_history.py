@@ -108,6 +108,7 @@ def tournament_history(
     finish: bool | None = None,
     size: int | None = None,
     churn: bool = True,
+    duplicate: bool = False,
 ) -> list[Entry]:
     """A tournament's history in feed order: created, players registered (a few late),
     rounds started, their games (real bot games) played a piece at a time, games taking
@@ -116,7 +117,8 @@ def tournament_history(
     which also ends the tournament. A casual game or two too. `size`: players per table
     (else one the variant seats, at random). Some players are bots (their seats bot
     seats). Without `churn`, every player registers at once and nobody resigns or
-    withdraws."""
+    withdraws. `duplicate`: the tournament says it deals duplicate and scores matchpoints
+    (its games' cards still differ: the read models compare what the events say)."""
     rng = random.Random(seed)
     tid = tournament or uuid.UUID(int=rng.getrandbits(128)).hex[:16]
     variant = variant or rng.choice(tuple(VARIANTS))
@@ -130,8 +132,8 @@ def tournament_history(
         (
             stream,
             TournamentCreated(
-                f"Cup {seed}", variant, options, size, planned, "swiss", False, "o" * 64,
-                "a" * 64,
+                f"Cup {seed}", variant, options, size, planned, "swiss", duplicate, "o" * 64,
+                "a" * 64, scoring="matchpoints" if duplicate else "total",
             ),
         )
     ]  # fmt: skip

@@ -23,6 +23,7 @@ from events.schema.tournament import TournamentEnded
 from events.stored import StoredRow
 from projections.base import ProjectionReader
 from service.audit import AuditReport, audit_game
+from service.audit.audit import RulesVersionRefused
 from service.audit.chain import check_chain
 from service.audit.export import ExportRefused, export_game, ndjson_lines
 from service.audit.keys import ReceiptKeys
@@ -69,8 +70,21 @@ ROUND_IN_PLAY = _problem(
 AUDIT = docs.problems(400, 401, 429, 503) | {
     404: _problem("No such game (`game_not_found`)"),
     409: ROUND_IN_PLAY,
+    422: _problem(
+        "The game names a rules version this server does not implement "
+        "(`unknown_rules_version`): it is not judged by other rules"
+    ),
 }
-AUDIT_POST = AUDIT | docs.problems(413, 415, 422)
+AUDIT_POST = (
+    AUDIT
+    | docs.problems(413, 415)
+    | {
+        422: _problem(
+            "The body is not receipts to check (`invalid_request`), or the game names a rules "
+            "version this server does not implement (`unknown_rules_version`)"
+        )
+    }
+)
 EXPORTED = docs.Negotiated(
     GameExport,
     description="The export: JSON, or NDJSON with `Accept: application/x-ndjson`",
@@ -108,7 +122,10 @@ class Reports:
         if intact and key in self._reports:
             self._reports.move_to_end(key)
             return self._reports[key]
-        report = await asyncio.to_thread(audit_game, game_id, rows, public=True)
+        try:
+            report = await asyncio.to_thread(audit_game, game_id, rows, public=True)
+        except RulesVersionRefused as refused:
+            raise ApiError(422, refused.code, refused.detail) from None
         if intact:
             self._reports[key] = report
             while len(self._reports) > self.kept:
@@ -240,9 +257,12 @@ class AuditController(Controller):
         keys = await keyring.accepted()
         check, results = check_receipts(game_id, rows, data.receipts, keys)
         shown = rows if held is None else rows[: held[1]]
-        return await asyncio.to_thread(
-            audit_game, game_id, shown, public=True, extra=[check], receipts=results
-        )
+        try:
+            return await asyncio.to_thread(
+                audit_game, game_id, shown, public=True, extra=[check], receipts=results
+            )
+        except RulesVersionRefused as refused:
+            raise ApiError(422, refused.code, refused.detail) from None
 
     @get(
         "/{game_id:str}/export",

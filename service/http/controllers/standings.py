@@ -44,6 +44,8 @@ FRESH = 0.05
 CSV_COLUMNS = (
     "rank", "player", "total", "games", "hands", "won", "average", "byes", "withdrawn", "bot",
 )  # fmt: skip
+MATCHPOINT_COLUMNS = ("percent", "matchpoints", "top", "boards")
+"""Added after `CSV_COLUMNS` when the tournament's scoring is `matchpoints`."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 TournamentId = Annotated[
@@ -90,13 +92,24 @@ RESULTS = (
 # ---- the answers' bodies -------------------------------------------------------------------
 
 
-def csv_text(rows: list[s.StandingsRow]) -> bytes:
+def csv_text(rows: list[s.StandingsRow], scoring: str = "total") -> bytes:
     """RFC 4180 (CRLF, quotes doubled), a header row first; text cells guarded against
-    formula injection."""
+    formula injection. With matchpoints, their columns follow."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(CSV_COLUMNS)
+    matched = scoring == "matchpoints"
+    writer.writerow(CSV_COLUMNS + (MATCHPOINT_COLUMNS if matched else ()))
     for row in rows:
+        extra = (
+            [
+                "" if row.percent is None else f"{row.percent:g}",
+                row.matchpoints,
+                row.top,
+                row.boards,
+            ]
+            if matched
+            else []
+        )
         writer.writerow(
             [
                 row.rank,
@@ -109,6 +122,7 @@ def csv_text(rows: list[s.StandingsRow]) -> bytes:
                 row.byes,
                 "true" if row.withdrawn else "false",
                 row.bot or "",
+                *extra,
             ]
         )
     return out.getvalue().encode()
@@ -125,7 +139,9 @@ STANDINGS = (
             description="The standings: JSON, or CSV with `Accept: text/csv`",
             also={
                 CSV: docs.text(
-                    "RFC 4180: a header row, then one row per player in rank order",
+                    "RFC 4180: a header row, then one row per player in rank order; with "
+                    "scoring `matchpoints`, the columns percent, matchpoints, top and boards "
+                    "follow",
                     csv_text(
                         [
                             s.StandingsRow(1, "Ada", 31, 2, 6, 2, 5.167, 0, False),
@@ -203,7 +219,7 @@ class StandingsController(Controller):
             body = as_of(tournament_id, found.tournament, round)
         headers = {"Vary": "Accept"}
         if request.accept.best_match([JSON, CSV], default=JSON) == CSV:
-            text = csv_text(body.rows)
+            text = csv_text(body.rows, body.scoring)
             return Response(text, media_type=f"{CSV}; charset=utf-8", headers=headers)  # type: ignore[arg-type]
         return Response(body, headers=headers)
 

@@ -109,6 +109,7 @@ CREATE_TOURNAMENT = docs.examples(
         "rounds": 3,
         "seating": "swiss",
         "duplicate": True,
+        "scoring": "matchpoints",
     },
     basketball_rotation={
         "name": "Hoops",
@@ -168,6 +169,7 @@ def info(record: TournamentRecord) -> t.TournamentInfo:
         seating=config.seating,
         duplicate=config.duplicate,
         bye_rule=config.bye_rule,
+        scoring=config.scoring,  # type: ignore[arg-type]
         auto_rounds=config.auto_rounds,
         phase=phase(state),
         players=[t.PlayerInfo(p.name, p.withdrawn, p.seed, p.bot or None) for p in state.players],
@@ -215,6 +217,7 @@ class TournamentController(Controller):
             rounds=data.rounds,
             seating=data.seating,
             duplicate=data.duplicate,
+            scoring=data.scoring,
             organiser_hash="",
             seed_anchor="",
             seed_secret="",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from events.store import EmbeddedStore
+from projections import boards
 from projections import standings as model
 from projections.projector import Projector
 from projections.ratings import LEADERBOARD, Ratings, rating_key
@@ -21,6 +22,7 @@ from projections.runner import Runner
 from projections.standings import StandingsProjection
 from projections.store import ProjectionStore
 from tests.integration.projections.conftest import projection_stores
+from tests.support.boards_oracle import expected_matchpoints, expected_travellers
 from tests.support.redis_keys import forget
 from tests.support.tournament_history import (
     Entry,
@@ -52,7 +54,9 @@ async def make_store(
 
 def histories(seed: int, count: int) -> dict[str, list[Entry]]:
     return {
-        f"t{seed}x{i}": tournament_history(seed * 100 + i, tournament=f"t{seed}x{i}")
+        f"t{seed}x{i}": tournament_history(
+            seed * 100 + i, tournament=f"t{seed}x{i}", duplicate=i % 2 == 1
+        )
         for i in range(count)
     }
 
@@ -80,6 +84,14 @@ async def check(store: ProjectionStore, many: dict[str, list[Entry]]) -> None:
         assert model.now(tournament, games) == expected_standings(history), tid
         for number in closed_rounds(history):
             assert model.as_of(tournament, number) == expected_standings(history, as_of=number)
+        if tournament.scoring == "matchpoints":  # the boards, now and as of each round
+            assert boards.now(tournament, games) == expected_matchpoints(history), tid
+            for number in closed_rounds(history):
+                assert boards.as_of(tournament, number) == expected_matchpoints(history, number)
+            for number in range(1, len(tournament.closed) + 2):
+                found = boards.round_boards(tournament, number, games)
+                if found is not None:
+                    assert found == expected_travellers(history, number), (tid, number)
 
 
 async def dumps(store: ProjectionStore) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from domain.tournament.matchpoints import Board, TableHands, travellers
 from events.codec import GENESIS_HASH
 from events.store import EmbeddedStore, EventStore, PostgresStore
 from events.stored import StoredRow
@@ -90,8 +91,48 @@ def test_an_honest_duplicate_tournament_holds_on_every_check(
     assert checked["round_chain"] == 4
     assert checked["decks"] == 4 * 2  # every deal of every table
     assert checked["games"] == 4
+    assert checked["travellers"] == 2 * 2 * 2  # rounds x hands x seat positions
     assert [(t.round, t.table) for t in report.tables] == [(1, 1), (1, 2), (2, 1), (2, 2)]
     assert report_lines(report)[-1] == "everything holds"
+    assert report.travellers == recomputed(tournament, games)
+
+
+def recomputed(tournament: Tournament, games: dict[str, Rows]) -> list[Board]:
+    """Every board from each game's hand.ended rows, read here as plain JSON."""
+    boards = []
+    for number, round_ in enumerate(tournament.rounds, start=1):
+        tables = [
+            TableHands(
+                number_at,
+                table.game_id,
+                table.players,
+                tuple(
+                    tuple(json.loads(row.data)["scores"])
+                    for row in games[table.game_id]
+                    if row.type == "hand.ended"
+                ),
+            )
+            for number_at, table in enumerate(round_.tables, start=1)
+        ]
+        boards += travellers(number, tables, high_wins=False)  # golf: low wins
+    return boards
+
+
+def test_results_that_are_not_the_games_hand_scores_are_named(
+    played: tuple[Tournament, Rows, dict[str, Rows]],
+) -> None:
+    tournament, rows, games = played
+    stream = f"tournament:{tournament.tournament_id}"
+
+    def totals(data: dict[str, Any]) -> None:
+        data["results"][0]["totals"][0] -= 1
+
+    report = audit_tournament(
+        tournament.tournament_id, forged(stream, rows, "round.closed", totals, nth=1), games
+    )
+    named = [f for f in report.failures if f.check == "travellers"]
+    assert [(f.round, f.table) for f in named] == [(2, 1)]
+    assert "differ from the sums of the game's hand scores" in named[0].detail
 
 
 def test_a_wrong_round_seed_is_named(played: tuple[Tournament, Rows, dict[str, Rows]]) -> None:
@@ -221,3 +262,24 @@ def test_a_player_seated_other_than_registered_a_bot_or_a_person_is_named(
         tournament.tournament_id, rows, dict(games) | {table.game_id: claimed}
     )
     assert ("seating", 1, 1) in failed(report)
+
+
+def test_a_game_under_a_rules_version_the_audit_does_not_implement_is_refused_by_name(
+    played: tuple[Tournament, Rows, dict[str, Rows]],
+) -> None:
+    tournament, rows, games = played
+    table = tournament.rounds[1].tables[0]
+
+    def version(data: dict[str, Any]) -> None:
+        data["rules_version"] = "golf/7"
+
+    stream = f"game:{table.game_id}"
+    other = dict(games) | {
+        table.game_id: forged(stream, games[table.game_id], "game.created", version)
+    }
+    report = audit_tournament(tournament.tournament_id, rows, other)
+    refused = [f for f in report.failures if f.check == "games"]
+    assert [(f.round, f.table, f.game_id, f.field) for f in refused] == [
+        (2, 1, table.game_id, "rules_version")
+    ]
+    assert "'golf/7', which this verifier does not implement" in refused[0].detail

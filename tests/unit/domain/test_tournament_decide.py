@@ -9,6 +9,7 @@ import pytest
 from domain.errors import RuleViolation
 from domain.tournament.decide import (
     CloseRound,
+    Create,
     Register,
     SetSeed,
     StartRound,
@@ -18,11 +19,14 @@ from domain.tournament.decide import (
 )
 from domain.tournament.seeds import round_seat_seed
 from domain.tournament.standings import round_mean
+from domain.tournament.state import Tournament
+from events.schema.common import GameOptions
 from events.schema.tournament import (
     PlayerRegistered,
     PlayerSeedSet,
     PlayerWithdrawn,
     RoundClosed,
+    TournamentCreated,
     TournamentEnded,
 )
 from tests.support.tournament_runs import Run
@@ -134,3 +138,24 @@ def test_invalid_tournaments_are_refused() -> None:
         Run(0, seating="knockout")
     with pytest.raises(RuleViolation):
         Run(0, variant="poker")
+
+
+def test_scoring_is_total_or_matchpoints_and_matchpoints_needs_duplicate_deals() -> None:
+    def create(scoring: str, duplicate: bool) -> tuple[object, ...]:
+        spec = Create(
+            "Test", "golf", GameOptions(), 2, 1, "swiss", duplicate, "organiser", "a", "b",
+            scoring=scoring,
+        )  # fmt: skip
+        return decide(Tournament(), spec)
+
+    (created,) = create("matchpoints", duplicate=True)
+    assert isinstance(created, TournamentCreated)
+    assert created.scoring == "matchpoints"
+    assert create("total", duplicate=False)[0].scoring == "total"  # type: ignore[attr-defined]
+    with pytest.raises(RuleViolation) as caught:
+        create("matchpoints", duplicate=False)
+    assert caught.value.code == "invalid_config"
+    assert "duplicate" in caught.value.message
+    with pytest.raises(RuleViolation) as caught:
+        create("imps", duplicate=True)
+    assert "total, matchpoints" in caught.value.message

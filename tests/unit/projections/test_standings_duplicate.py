@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from projections import boards
 from projections.standings import LiveRound, LiveTable, TableGame, Tournament, live_tables, now
 
 pytestmark = pytest.mark.unit
@@ -68,3 +69,19 @@ def test_tables_dealt_their_own_cards_are_shown_as_they_stand() -> None:
     games = [game(1, AHEAD), game(2, BEHIND)]
     (first, _), _ = live_tables(tournament(duplicate=False), games)
     assert (first.totals, first.hands) == ((9, 14), 3)
+
+
+def test_a_live_rounds_boards_go_no_further_than_the_slowest_table_still_playing() -> None:
+    live = msgspec.structs.replace(tournament(duplicate=True), scoring="matchpoints")
+    games = [game(1, AHEAD), game(2, BEHIND)]
+    found = boards.round_boards(live, 1, games)
+    assert found is not None
+    assert [(b.hand, b.seat) for b in found] == [(1, 0), (1, 1)]  # hand 2 is to come at table 2
+    assert [[(e.player, e.score, e.matchpoints) for e in b.entries] for b in found] == [
+        [("ann", 3, 2), ("cat", 4, 0)],
+        [("bob", 5, 0), ("dan", 4, 2)],
+    ]
+    assert boards.round_boards(live, 1, [game(1, AHEAD), game(2, [])]) == []
+    assert boards.round_boards(live, 2, games) is None  # not started
+    rows = {row.player: row.percent for row in boards.now(live, games)}
+    assert rows == {"ann": 100.0, "bob": 0.0, "cat": 0.0, "dan": 100.0}
