@@ -21,8 +21,9 @@ The keys:
   round's, and once a held game has ended its `totals`. Written at the game's lobby events,
   deleted once the game is rated.
 - `rating:<name>`: mu, sigma, ordinal (mu - 3 sigma: the displayed rating), games rated,
-  and `bot`: the level of the last bot that played under the name (`seat.claimed` with a
-  bot), once one has. The mark stays: a name a bot has played is a bot's.
+  and `bot`: the level of the last bot that played a rated game under the name (its
+  `seat.claimed` named a bot), once one has; a bot's seat in a game not yet rated marks
+  nothing. The mark stays: a name a bot has played is a bot's.
 - `leaderboard` (index): every rated name, scored by minus its ordinal, so the index's
   ascending (score, member) order is the leaderboard's: best rating first, then by name.
 - `leaderboard:people` (index): the same without the names marked as bots.

@@ -127,16 +127,21 @@ def test_ratings_count_each_finished_game_once_per_player_whatever_the_batches(
     assert one.indexes == other.indexes
     rated: dict[str, int] = {}
     names: dict[str, dict[int, str]] = {}
+    levels: dict[str, dict[int, str]] = {}
     bots: dict[str, str] = {}
     for event in feed:
         data = event.data
         if event.type == "seat.claimed":
             names.setdefault(event.stream_id, {})[data.seat] = data.name
-            if data.bot:  # a name a bot played: marked with its last level from then on
-                bots[data.name] = data.bot
+            levels.setdefault(event.stream_id, {})[data.seat] = data.bot
         elif event.type == "game.ended":
             for name in set(names[event.stream_id].values()):
                 rated[name] = rated.get(name, 0) + 1
+            # A name a bot played in a rated game: marked with its level from then on (a
+            # bot's seat in a game still in play marks nothing yet).
+            for seat, level in levels[event.stream_id].items():
+                if level:
+                    bots[names[event.stream_id][seat]] = level
     assert {name: one.docs[rating_key(name)]["games"] for name in rated} == rated
     assert {n: one.docs[rating_key(n)].get("bot") for n in rated} == {n: bots.get(n) for n in rated}
     assert set(one.indexes[LEADERBOARD]) == set(rated)
