@@ -25,12 +25,15 @@ BOT = "bot"
 
 def bot_move(game_id: str, seat: int, level: str, chain_hands: int) -> Command[GameRecord]:
     """The move of the bot of `level` holding `seat`, when the seat is to act. Nothing to do
-    when the game is not in play, a bot of that level does not hold the seat, or the seat
-    has nothing to do now."""
+    when the game is not in play, a bot of that level does not hold the seat, the seat has
+    resigned (a withdrawn bot player's seat: the referee plays it out, as any resigned
+    seat), or the seat has nothing to do now."""
 
     def decide(record: GameRecord, actor: Actor) -> Decision:
         decider, state = record.decider, record.state
         if decider is None or record.finished or record.lobby.bot_at(seat) != level:
+            raise NothingToDo
+        if record.lobby.resigned_reason(seat) is not None:
             raise NothingToDo
         if seat not in decider.status(state).to_act:
             raise NothingToDo

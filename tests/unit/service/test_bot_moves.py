@@ -12,7 +12,7 @@ from uuid import uuid4
 import pytest
 
 from events.schema.common import GameOptions
-from events.schema.lobby import GameCreated, SeatClaimed
+from events.schema.lobby import GameCreated, SeatClaimed, SeatResigned
 from events.store import RecordedEvent
 from service.bots.moves import BOT, bot_move
 from service.bots.runner import BotTable
@@ -54,6 +54,16 @@ def test_no_move_for_a_level_that_does_not_hold_the_seat(level: str) -> None:
     record, _ = bot_table()
     with pytest.raises(NothingToDo):
         bot_move(GAME, 0, level, 10).decide(record, Actor("seat:0", 0))
+
+
+def test_no_move_for_a_resigned_seat_the_referee_plays_it_out() -> None:
+    record, events = bot_table()
+    assert record.decider is not None
+    seat = record.decider.status(record.state).to_act[0]
+    bot_move(GAME, seat, "greedy", 10).decide(record, Actor(f"seat:{seat}", seat))
+    record.apply(len(events) + 1, SeatResigned(seat, "withdrawn"), {})
+    with pytest.raises(NothingToDo):
+        bot_move(GAME, seat, "greedy", 10).decide(record, Actor(f"seat:{seat}", seat))
 
 
 def test_the_runners_fold_names_the_bot_seat_to_act_once_per_version() -> None:
