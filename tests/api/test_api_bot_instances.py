@@ -34,8 +34,8 @@ def second(api_settings: Settings, tmp_path: Path) -> Iterator[httpx.Client]:
 def bot_moves_counted(client: httpx.Client) -> int:
     """The bot moves this instance appended at `LEVEL` (its metrics)."""
     text = client.get("/metrics").text
-    found = re.search(rf'^fairway_bot_moves_total{{level="{LEVEL}"}} (\d+)$', text, re.M)
-    return int(found.group(1)) if found else 0
+    found = re.search(rf'^fairway_bot_moves_total{{level="{LEVEL}"}} ([0-9.e+]+)$', text, re.M)
+    return int(float(found.group(1))) if found else 0
 
 
 def test_two_instances_with_bots_store_each_bot_move_once(

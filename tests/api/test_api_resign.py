@@ -26,6 +26,7 @@ pytestmark = pytest.mark.api
 
 Stored = Callable[[str], list[tuple[Any, ...]]]
 WAIT = 60.0
+LONGEST = 900.0
 
 
 def resign(table: Table, seat: int, token: str | None = None) -> httpx.Response:
@@ -41,13 +42,17 @@ def refused(response: httpx.Response, status: int, code: str) -> None:
 
 def play_out(table: Table, humans: set[int], rng: random.Random) -> dict[str, Any]:
     """Play the `humans`' turns over HTTP until the game is over; the service plays the
-    rest. Returns the final public view."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
+    rest. Returns the final public view. A game of Tens-shedding may run to nearly 2,000
+    turns, so what fails is a game that stops moving (no new event for `WAIT` seconds) or
+    that never ends (`LONGEST`)."""
+    deadline, version, give_up = time.monotonic() + WAIT, 0, time.monotonic() + LONGEST
+    while time.monotonic() < min(deadline, give_up):
         public = table.public()
         status = public["status"]
         if status["phase"] == "game_over":
             return public
+        if public["version"] != version:
+            deadline, version = time.monotonic() + WAIT, public["version"]
         mine = [seat for seat in status["to_act"] if seat in humans]
         if not mine:
             time.sleep(0.02)  # the bot's turn: the referee plays it
@@ -60,7 +65,7 @@ def play_out(table: Table, humans: set[int], rng: random.Random) -> dict[str, An
         if response.status_code == 409:  # the game moved meanwhile (a bot's move)
             continue
         response.raise_for_status()
-    raise AssertionError("the game did not finish")
+    raise AssertionError(f"the game stopped moving, or never ended, at version {version}")
 
 
 def wait_for_humans(table: Table, humans: set[int]) -> None:
