@@ -1,0 +1,194 @@
+"""The strong bot for the grid games: it plans its whole turn from its seat's view alone.
+
+Where the greedy bot prices an unseen card at the deck's average and takes a visible card
+only past a fixed margin, this bot weighs every rank an unseen card may be by its odds
+(`Knowledge`: the deck less every card the view shows). A draw is valued by expectimax over
+the turn: a visible card by its best placement, the stock by the mean over the ranks it may
+hold of each rank's best placement; a placement by the expected score of the layout it
+leaves. Its choice is a function of the view, the legal actions and the rng alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from domain.bots.base import Chooser
+from domain.cards import rank_of
+from domain.grid.layout import index
+from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
+from domain.grid.view import GridView
+from events.schema.grid import Discard, Draw, EndTurn, Flip, GoOut, Peek, Replace, SetupFlip
+
+DENIAL: dict[str, float] = {}
+"""How much of what a card would gain another player counts against putting it on a pile
+they may take it from."""
+
+GO_OUT_MARGIN = 0.0
+"""Golf: how much lower than every other layout's its own must be expected to score."""
+
+
+class StrongGridBot:
+    kind = "strong"
+
+    def choose(self, view: GridView, legal: Sequence[Any], rng: Chooser) -> Any:
+        if len(legal) == 1:
+            return legal[0]
+        if Peek() in legal:
+            return Peek()
+        if isinstance(legal[0], SetupFlip):
+            return legal[rng.randrange(len(legal))]
+        plan = Plan(view)
+        if GoOut() in legal:
+            return GoOut() if plan.going_out_pays() else EndTurn()
+        if isinstance(legal[0], Flip):
+            return plan.flip([a for a in legal if isinstance(a, Flip)])
+        if view.drawn is not None and any(isinstance(a, Replace | Discard) for a in legal):
+            return plan.place(view.drawn, legal)
+        draws = [a for a in legal if isinstance(a, Draw)]
+        if draws:
+            return plan.draw(draws)
+        return legal[rng.randrange(len(legal))]
+
+
+class Plan:
+    """One decision's arithmetic: the seat's layout by rank, its face-down positions, and
+    what it may do with a card in hand."""
+
+    def __init__(self, view: GridView) -> None:
+        self.view = view
+        self.know = Knowledge(view)
+        self.seat = view.viewer or 0
+        self.final = view.went_out is not None
+        """Someone is out: this is the seat's last turn of the hand."""
+        self.rules = view.rules
+        self.ranks = ranks_of(view, self.seat)
+        columns = self.rules.columns
+        peeked = {index(columns, row, col) for row, col in view.peeked}
+        self.hidden = [at for at, r in enumerate(self.ranks) if r is None or at in peeked]
+        """Face-down positions: unseen, or (Basketball) peeked at."""
+        self.spots = self.hidden if self.rules.replace == "face-down" else range(len(self.ranks))
+
+    def cost(self, ranks: Ranks) -> float:
+        return self.know.cost(ranks, self.final)
+
+    def best_with(self, rank: str, from_stock: bool) -> float:
+        """The expected cost after the best use of a card of `rank` in hand."""
+        best = self.cost(self.ranks) if self._may_discard(from_stock) else float("inf")
+        ranks = self.ranks
+        for at in self.spots:
+            was = ranks[at]
+            ranks[at] = rank
+            cost = self.cost(ranks)
+            ranks[at] = was
+            if cost < best:
+                best = cost
+        return best
+
+    def _may_discard(self, from_stock: bool) -> bool:
+        rules = self.rules
+        if from_stock:
+            return rules.discard_stock_card != "never"
+        return not rules.keep_taken_card
+
+    def draw(self, draws: list[Draw]) -> Draw:
+        best, best_cost = draws[0], float("inf")
+        for draw in draws:
+            if draw.source == "stock":
+                cost = sum(p * self.best_with(r, True) for r, p in self.know.odds.items())
+            else:
+                card = self._visible(draw)
+                if card is None:
+                    continue
+                cost = self.best_with(rank_of(card), False)
+            if cost < best_cost - 1e-9:
+                best, best_cost = draw, cost
+        return best
+
+    def place(self, card: str, legal: Sequence[Any]) -> Any:
+        rank = rank_of(card)
+        columns = self.rules.columns
+        denial = DENIAL.get(self.rules.name, 0.0)
+        best: Any = None
+        best_cost = float("inf")
+        for action in legal:
+            if isinstance(action, Discard):
+                cost = self.cost(self.ranks)
+                given: str | None = rank
+            elif isinstance(action, Replace):
+                at = index(columns, action.row, action.col)
+                ranks = list(self.ranks)
+                given = ranks[at]
+                ranks[at] = rank
+                cost = self.cost(ranks)
+            else:
+                continue
+            if denial and given is not None:
+                cost += denial * self.gift(given)
+            if cost < best_cost - 1e-9:
+                best, best_cost = action, cost
+        return best if best is not None else legal[0]
+
+    def gift(self, rank: str) -> float:
+        """The most a card of `rank` on this seat's discard pile would gain another player
+        who may take it next."""
+        view, know = self.view, self.know
+        if self.rules.piles == "shared":
+            takers = [(self.seat + 1) % view.players]
+        else:
+            takers = [seat for seat in range(view.players) if seat != self.seat]
+        most = 0.0
+        for seat in takers:
+            ranks = ranks_of(view, seat)
+            before = know.cost(ranks)
+            spots: Sequence[int] = range(len(ranks))
+            if self.rules.replace == "face-down":
+                spots = [at for at, r in enumerate(ranks) if r is None]
+            for at in spots:
+                was = ranks[at]
+                ranks[at] = rank
+                most = max(most, before - know.cost(ranks))
+                ranks[at] = was
+        return most
+
+    def flip(self, flips: list[Flip]) -> Flip:
+        """Turn up the card least worth keeping face down: a peeked card better than an
+        unseen one would be (it stays whatever happens), else an unseen card."""
+        columns = self.rules.columns
+        base = self.cost(self.ranks)
+        best, best_gain = flips[0], -float("inf")
+        for action in flips:
+            at = index(columns, action.row, action.col)
+            if self.ranks[at] is None:
+                gain = 0.0
+            else:
+                ranks = list(self.ranks)
+                ranks[at] = None
+                gain = self.cost(ranks) - base
+            if gain > best_gain + 1e-9:
+                best, best_gain = action, gain
+        return best
+
+    def going_out_pays(self) -> bool:
+        """Golf: go out when no other layout is expected to score lower than this one."""
+        know, view = self.know, self.view
+        mine = know.cost(self.ranks, final=True)
+        others = [
+            know.cost(ranks_of(view, seat), final=True)
+            for seat in range(view.players)
+            if seat != self.seat
+        ]
+        return not others or mine <= min(others) - GO_OUT_MARGIN
+
+    def _visible(self, draw: Draw) -> str | None:
+        view = self.view
+        match draw.source:
+            case "centre":
+                return view.centre
+            case "discard":
+                pile = view.discard_piles[0]
+                return pile[-1] if pile else None
+            case "pile" if draw.from_seat is not None:
+                pile = view.discard_piles[draw.from_seat]
+                return pile[-1] if pile else None
+        return None
