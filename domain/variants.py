@@ -11,6 +11,7 @@ from domain.errors import RuleViolation
 from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GreedyGridBot
 from domain.grid.strong import StrongGridBot
 from domain.shedding import TENS_SHEDDING, GreedySheddingBot
+from domain.shedding.strong import StrongSheddingBot
 from events.schema.common import GameStarted
 
 DECIDERS: dict[str, Decider] = {
@@ -41,8 +42,8 @@ def bot(kind: str, variant: str) -> Bot:
         return RandomBot()
     if kind == "greedy":
         return GreedySheddingBot() if variant == "tens-shedding" else GreedyGridBot()
-    if kind == "strong" and variant != "tens-shedding":
-        return StrongGridBot()
+    if kind == "strong":
+        return StrongSheddingBot() if variant == "tens-shedding" else StrongGridBot()
     raise ValueError(f"unknown bot kind {kind!r} (known: {', '.join(BOT_KINDS)})")
 
 
