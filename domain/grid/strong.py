@@ -20,10 +20,6 @@ from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
 from domain.grid.view import GridView
 from events.schema.grid import Discard, Draw, EndTurn, Flip, GoOut, Peek, Replace, SetupFlip
 
-DENIAL: dict[str, float] = {}
-"""How much of what a card would gain another player counts against putting it on a pile
-they may take it from."""
-
 GO_OUT_MARGIN = 0.0
 """Golf: how much lower than every other layout's its own must be expected to score."""
 
@@ -108,48 +104,21 @@ class Plan:
     def place(self, card: str, legal: Sequence[Any]) -> Any:
         rank = rank_of(card)
         columns = self.rules.columns
-        denial = DENIAL.get(self.rules.name, 0.0)
         best: Any = None
         best_cost = float("inf")
         for action in legal:
             if isinstance(action, Discard):
                 cost = self.cost(self.ranks)
-                given: str | None = rank
             elif isinstance(action, Replace):
                 at = index(columns, action.row, action.col)
                 ranks = list(self.ranks)
-                given = ranks[at]
                 ranks[at] = rank
                 cost = self.cost(ranks)
             else:
                 continue
-            if denial and given is not None:
-                cost += denial * self.gift(given)
             if cost < best_cost - 1e-9:
                 best, best_cost = action, cost
         return best if best is not None else legal[0]
-
-    def gift(self, rank: str) -> float:
-        """The most a card of `rank` on this seat's discard pile would gain another player
-        who may take it next."""
-        view, know = self.view, self.know
-        if self.rules.piles == "shared":
-            takers = [(self.seat + 1) % view.players]
-        else:
-            takers = [seat for seat in range(view.players) if seat != self.seat]
-        most = 0.0
-        for seat in takers:
-            ranks = ranks_of(view, seat)
-            before = know.cost(ranks)
-            spots: Sequence[int] = range(len(ranks))
-            if self.rules.replace == "face-down":
-                spots = [at for at, r in enumerate(ranks) if r is None]
-            for at in spots:
-                was = ranks[at]
-                ranks[at] = rank
-                most = max(most, before - know.cost(ranks))
-                ranks[at] = was
-        return most
 
     def flip(self, flips: list[Flip]) -> Flip:
         """Turn up the card least worth keeping face down: a peeked card better than an

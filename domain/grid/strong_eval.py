@@ -19,6 +19,7 @@ from domain.grid.view import GridView
 
 UNKNOWN_BIAS: dict[str, float] = {"hang-ten": 5.0, "tens": 5.0}
 
+
 Ranks = list[str | None]
 """A row-major layout by rank; None is a card the seat does not know."""
 

@@ -25,13 +25,13 @@ from domain.shedding.rules import CARD_VALUES
 from domain.shedding.scoring import remaining_cards
 from domain.shedding.state import PLAYING, SheddingState
 from domain.shedding.strong_sample import sample, unseen
-from domain.shedding.view import SheddingView, view
+from domain.shedding.view import OpenPlayView, PlayerView, SheddingView
 from events.schema.common import Act
 from events.schema.shedding import ChooseStacksOption, PlayCards, PlayOption
 
 SAMPLES = 3
 """Worlds dealt per decision."""
-KEEP = 6
+KEEP = 8
 """Actions weighed: the greedy bot's favourites, and each low play it would not make."""
 CARD_PRICE = 0.0
 """What one more card in hand costs beyond its points: it is one more to shed."""
@@ -96,8 +96,29 @@ def look_ahead(world: SheddingState, seat: int, action: Any, rng: Chooser) -> fl
             break
         others_moved = others_moved or mover != seat
         legal = legal_actions(state, mover)
-        state = _apply(state, mover, GREEDY.choose(view(state, mover), legal, rng))
+        state = _apply(state, mover, GREEDY.choose(glance(state, mover), legal, rng))
     return cost(state, seat)
+
+
+def glance(state: SheddingState, seat: int) -> SheddingView:
+    """A seat's view with only what the greedy bot reads (the pile, the open play, its own
+    face-up cards): the whole `view` would cost more than the greedy choice itself."""
+    round_ = state.round
+    assert round_ is not None
+    open_play = round_.open_play
+    return SheddingView(
+        viewer=seat,
+        phase=state.phase,
+        hand=round_.number,
+        players=tuple(
+            PlayerView(seat=i, total=0, face_up=p.face_up) for i, p in enumerate(round_.players)
+        ),
+        totals=state.totals,
+        pile=round_.pile,
+        open_play=None
+        if open_play is None
+        else OpenPlayView(open_play.seat, open_play.stack, open_play.rank, open_play.rank_before),
+    )
 
 
 def _apply(state: SheddingState, seat: int, action: Any) -> SheddingState:
