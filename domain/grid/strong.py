@@ -65,17 +65,27 @@ class Plan:
         """Face-down positions: unseen, or (Basketball) peeked at."""
         self.spots = self.hidden if self.rules.replace == "face-down" else range(len(self.ranks))
 
-    def cost(self, ranks: Ranks) -> float:
-        return self.know.cost(ranks, self.final)
+    def cost(self, ranks: Ranks, open_: Sequence[int] | None = None) -> float:
+        return self.know.cost(ranks, self.final, self.hidden if open_ is None else open_)
+
+    def after_flip(self, ranks: Ranks, open_: list[int]) -> float:
+        """The cost once the flip that must follow a discard is made as well as it can be."""
+        if self.rules.discard_stock_card not in ("flip", "flip-unless-last") or not open_:
+            return self.cost(ranks, open_)
+        return min(self.cost(ranks, [at for at in open_ if at != flip]) for flip in open_)
 
     def best_with(self, rank: str, from_stock: bool) -> float:
         """The expected cost after the best use of a card of `rank` in hand."""
-        best = self.cost(self.ranks) if self._may_discard(from_stock) else float("inf")
-        ranks = self.ranks
+        ranks, hidden = self.ranks, self.hidden
+        discard = from_stock and self._may_discard(from_stock)
+        if discard:
+            best = self.after_flip(ranks, hidden)
+        else:
+            best = self.cost(ranks) if self._may_discard(from_stock) else float("inf")
         for at in self.spots:
             was = ranks[at]
             ranks[at] = rank
-            cost = self.cost(ranks)
+            cost = self.cost(ranks, [h for h in hidden if h != at])
             ranks[at] = was
             if cost < best:
                 best = cost
@@ -108,12 +118,15 @@ class Plan:
         best_cost = float("inf")
         for action in legal:
             if isinstance(action, Discard):
-                cost = self.cost(self.ranks)
+                if self.view.drawn_from == "stock":
+                    cost = self.after_flip(self.ranks, self.hidden)
+                else:
+                    cost = self.cost(self.ranks)
             elif isinstance(action, Replace):
                 at = index(columns, action.row, action.col)
                 ranks = list(self.ranks)
                 ranks[at] = rank
-                cost = self.cost(ranks)
+                cost = self.cost(ranks, [h for h in self.hidden if h != at])
             else:
                 continue
             if cost < best_cost - 1e-9:
@@ -121,21 +134,15 @@ class Plan:
         return best if best is not None else legal[0]
 
     def flip(self, flips: list[Flip]) -> Flip:
-        """Turn up the card least worth keeping face down: a peeked card better than an
-        unseen one would be (it stays whatever happens), else an unseen card."""
+        """Turn up the card whose chance of being swapped later is worth least: a peeked
+        card at least as good as any likely draw, else an unseen card."""
         columns = self.rules.columns
-        base = self.cost(self.ranks)
-        best, best_gain = flips[0], -float("inf")
+        best, best_cost = flips[0], float("inf")
         for action in flips:
             at = index(columns, action.row, action.col)
-            if self.ranks[at] is None:
-                gain = 0.0
-            else:
-                ranks = list(self.ranks)
-                ranks[at] = None
-                gain = self.cost(ranks) - base
-            if gain > best_gain + 1e-9:
-                best, best_gain = action, gain
+            cost = self.cost(self.ranks, [h for h in self.hidden if h != at])
+            if cost < best_cost - 1e-9:
+                best, best_cost = action, cost
         return best
 
     def going_out_pays(self) -> bool:
