@@ -18,7 +18,12 @@ from domain.grid.scoring import BASKETBALL_GROUP, NEVER_GROUP, VALUES
 from domain.grid.view import GridView
 
 UNKNOWN_BIAS: dict[str, float] = {"hang-ten": 5.0, "tens": 5.0}
+"""Points a face-down card counts above the unseen cards' mean while the hand goes on.
+Where a discard needs no flip (Hang Ten) or every card drawn is kept (Tens), the player who
+turns their layout up first ends the hand on the others' face-down cards: racing pays
+(measured against greedy bots: Hang Ten wins 6% at -1.5, 41% at 0, 94% at +5)."""
 OPTION_WEIGHT = 0.5
+"""Basketball: the share of a face-down card's expected gain from a later draw counted."""
 
 
 Ranks = list[str | None]
