@@ -128,7 +128,7 @@ def render(row: dict[str, Any]) -> str:
         f"  CPU per decision: strong median {row['strong_median'] * ms:.2f} ms, p99 "
         f"{row['strong_p99'] * ms:.2f} ms ({row['decisions']:.0f} decisions/game); greedy "
         f"median {row['greedy_median'] * ms:.3f} ms, p99 {row['greedy_p99'] * ms:.3f} ms; "
-        f"ratio {row['strong_median'] / row['greedy_median']:.0f}x median"
+        f"ratio {row['strong_median'] / row['greedy_median']:.1f}x median"
     )
 
 
