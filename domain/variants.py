@@ -9,13 +9,15 @@ from domain.bots.base import Bot, RandomBot
 from domain.decider import Decider
 from domain.errors import RuleViolation
 from domain.grid import BASKETBALL, GOLF, HANG_TEN, TENS, GreedyGridBot
+from domain.grid.strong import StrongGridBot
 from domain.shedding import TENS_SHEDDING, GreedySheddingBot
+from domain.shedding.strong import StrongSheddingBot
 from events.schema.common import GameStarted
 
 DECIDERS: dict[str, Decider] = {
     d.name: d for d in (HANG_TEN, TENS, GOLF, BASKETBALL, TENS_SHEDDING)
 }
-BOT_KINDS = ("random", "greedy")
+BOT_KINDS = ("random", "greedy", "strong")
 
 
 def decider_for(variant: str) -> Decider:
@@ -40,6 +42,8 @@ def bot(kind: str, variant: str) -> Bot:
         return RandomBot()
     if kind == "greedy":
         return GreedySheddingBot() if variant == "tens-shedding" else GreedyGridBot()
+    if kind == "strong":
+        return StrongSheddingBot() if variant == "tens-shedding" else StrongGridBot()
     raise ValueError(f"unknown bot kind {kind!r} (known: {', '.join(BOT_KINDS)})")
 
 

@@ -112,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
         "--bots",
         type=lambda s: s.split(","),
         default=["random"],
-        help="bot kinds given to seats in turn, e.g. greedy,random",
+        help="bot levels given to seats in turn (random, greedy, strong), e.g. strong,greedy",
     )
     sim.add_argument("--json", action="store_true", help="print one JSON object")
     sim.set_defaults(run=_simulate)

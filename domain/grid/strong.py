@@ -1,0 +1,170 @@
+"""The strong bot for the grid games: it plans its whole turn from its seat's view alone.
+
+Where the greedy bot prices an unseen card at the deck's average and takes a visible card
+only past a fixed margin, this bot weighs every rank an unseen card may be by its odds
+(`Knowledge`: the deck less every card the view shows). A draw is valued by expectimax over
+the turn: a visible card by its best placement, the stock by the mean over the ranks it may
+hold of each rank's best placement; a placement by the expected score of the layout it
+leaves. Its choice is a function of the view, the legal actions and the rng alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from domain.bots.base import Chooser
+from domain.cards import rank_of
+from domain.grid.layout import index
+from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
+from domain.grid.view import GridView
+from events.schema.grid import Discard, Draw, EndTurn, Flip, GoOut, Peek, Replace, SetupFlip
+
+GO_OUT_MARGIN = 0.0
+"""Golf: how much lower than every other layout's its own must be expected to score."""
+
+
+class StrongGridBot:
+    kind = "strong"
+
+    def choose(self, view: GridView, legal: Sequence[Any], rng: Chooser) -> Any:
+        if len(legal) == 1:
+            return legal[0]
+        if Peek() in legal:
+            return Peek()
+        if isinstance(legal[0], SetupFlip):
+            return legal[rng.randrange(len(legal))]
+        plan = Plan(view)
+        if GoOut() in legal:
+            return GoOut() if plan.going_out_pays() else EndTurn()
+        if isinstance(legal[0], Flip):
+            return plan.flip([a for a in legal if isinstance(a, Flip)])
+        if view.drawn is not None and any(isinstance(a, Replace | Discard) for a in legal):
+            return plan.place(view.drawn, legal)
+        draws = [a for a in legal if isinstance(a, Draw)]
+        if draws:
+            return plan.draw(draws)
+        return legal[rng.randrange(len(legal))]
+
+
+class Plan:
+    """One decision's arithmetic: the seat's layout by rank, its face-down positions, and
+    what it may do with a card in hand."""
+
+    def __init__(self, view: GridView) -> None:
+        self.view = view
+        self.know = Knowledge(view)
+        self.seat = view.viewer or 0
+        self.final = view.went_out is not None
+        """Someone is out: this is the seat's last turn of the hand."""
+        self.rules = view.rules
+        self.ranks = ranks_of(view, self.seat)
+        columns = self.rules.columns
+        peeked = {index(columns, row, col) for row, col in view.peeked}
+        self.hidden = [at for at, r in enumerate(self.ranks) if r is None or at in peeked]
+        """Face-down positions: unseen, or (Basketball) peeked at."""
+        self.spots = self.hidden if self.rules.replace == "face-down" else range(len(self.ranks))
+
+    def cost(self, ranks: Ranks, open_: Sequence[int] | None = None) -> float:
+        return self.know.cost(ranks, self.final, self.hidden if open_ is None else open_)
+
+    def after_flip(self, ranks: Ranks, open_: list[int]) -> float:
+        """The cost once the flip that must follow a discard is made as well as it can be."""
+        if self.rules.discard_stock_card not in ("flip", "flip-unless-last") or not open_:
+            return self.cost(ranks, open_)
+        return min(self.cost(ranks, [at for at in open_ if at != flip]) for flip in open_)
+
+    def best_with(self, rank: str, from_stock: bool) -> float:
+        """The expected cost after the best use of a card of `rank` in hand."""
+        ranks, hidden = self.ranks, self.hidden
+        discard = from_stock and self._may_discard(from_stock)
+        if discard:
+            best = self.after_flip(ranks, hidden)
+        else:
+            best = self.cost(ranks) if self._may_discard(from_stock) else float("inf")
+        for at in self.spots:
+            was = ranks[at]
+            ranks[at] = rank
+            cost = self.cost(ranks, [h for h in hidden if h != at])
+            ranks[at] = was
+            if cost < best:
+                best = cost
+        return best
+
+    def _may_discard(self, from_stock: bool) -> bool:
+        rules = self.rules
+        if from_stock:
+            return rules.discard_stock_card != "never"
+        return not rules.keep_taken_card
+
+    def draw(self, draws: list[Draw]) -> Draw:
+        best, best_cost = draws[0], float("inf")
+        for draw in draws:
+            if draw.source == "stock":
+                cost = sum(p * self.best_with(r, True) for r, p in self.know.odds.items())
+            else:
+                card = self._visible(draw)
+                if card is None:
+                    continue
+                cost = self.best_with(rank_of(card), False)
+            if cost < best_cost - 1e-9:
+                best, best_cost = draw, cost
+        return best
+
+    def place(self, card: str, legal: Sequence[Any]) -> Any:
+        rank = rank_of(card)
+        columns = self.rules.columns
+        best: Any = None
+        best_cost = float("inf")
+        for action in legal:
+            if isinstance(action, Discard):
+                if self.view.drawn_from == "stock":
+                    cost = self.after_flip(self.ranks, self.hidden)
+                else:
+                    cost = self.cost(self.ranks)
+            elif isinstance(action, Replace):
+                at = index(columns, action.row, action.col)
+                ranks = list(self.ranks)
+                ranks[at] = rank
+                cost = self.cost(ranks, [h for h in self.hidden if h != at])
+            else:
+                continue
+            if cost < best_cost - 1e-9:
+                best, best_cost = action, cost
+        return best if best is not None else legal[0]
+
+    def flip(self, flips: list[Flip]) -> Flip:
+        """Turn up the card whose chance of being swapped later is worth least: a peeked
+        card at least as good as any likely draw, else an unseen card."""
+        columns = self.rules.columns
+        best, best_cost = flips[0], float("inf")
+        for action in flips:
+            at = index(columns, action.row, action.col)
+            cost = self.cost(self.ranks, [h for h in self.hidden if h != at])
+            if cost < best_cost - 1e-9:
+                best, best_cost = action, cost
+        return best
+
+    def going_out_pays(self) -> bool:
+        """Golf: go out when no other layout is expected to score lower than this one."""
+        know, view = self.know, self.view
+        mine = know.cost(self.ranks, final=True)
+        others = [
+            know.cost(ranks_of(view, seat), final=True)
+            for seat in range(view.players)
+            if seat != self.seat
+        ]
+        return not others or mine <= min(others) - GO_OUT_MARGIN
+
+    def _visible(self, draw: Draw) -> str | None:
+        view = self.view
+        match draw.source:
+            case "centre":
+                return view.centre
+            case "discard":
+                pile = view.discard_piles[0]
+                return pile[-1] if pile else None
+            case "pile" if draw.from_seat is not None:
+                pile = view.discard_piles[draw.from_seat]
+                return pile[-1] if pile else None
+        return None
