@@ -1,7 +1,8 @@
 """Fairway on a real Redis Cluster (three masters started here, tests/support/redis_cluster.py):
 the projector builds every read model from a real PostgreSQL event store into the cluster,
 key for key what a rebuild into the in-memory store holds; the read models answer through
-the cluster as from memory; and the rate limit's buckets are shared through it.
+the cluster as from memory, over HTTP as from one Redis; and the rate limit's buckets are
+shared through it.
 
 What is proved is what a cluster asks: every multi-key command, transaction and script of
 the projection store stays in one hash slot (a generation's hash tag), or redis-py would
@@ -13,8 +14,12 @@ node's in disguise.
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
+import httpx
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 
@@ -27,10 +32,12 @@ from projections.redis_client import is_cluster
 from projections.redis_store import RedisProjectionStore
 from service.http.ratelimit import SharedBuckets, TokenBuckets
 from service.ops.metrics import Metrics
+from tests.api.server import instance_settings, running_server
 from tests.integration.events.conftest import settled_checkpoint
-from tests.support.played_games import append_interleaved, game_streams
-from tests.support.projected import built_to, differences, dumps
+from tests.support.played_games import NAMES, append_interleaved, game_streams
+from tests.support.projected import built_to, caught_up, differences, dumps
 from tests.support.redis_cluster import RedisCluster, redis_cluster
+from tests.support.redis_keys import forget
 from tests.support.services import throwaway_database
 from tests.support.tournament_history import append_history, tournament_history
 
@@ -60,12 +67,18 @@ async def feed(own_database: str) -> AsyncIterator[PostgresStore]:
     await store.close()
 
 
-async def play(feed: PostgresStore, seed: int) -> None:
-    """Casual games, a few events an append, taking turns; and two tournaments."""
-    await append_interleaved(feed, game_streams(GAMES, seed), seed, 12, 1)
+async def play(feed: PostgresStore, seed: int) -> list[str]:
+    """Casual games, a few events an append, taking turns; and two tournaments. The ids of
+    the streams played."""
+    games = game_streams(GAMES, seed)
+    await append_interleaved(feed, games, seed, 12, 1)
     rng = random.Random(seed)
+    streams = [stream for stream, _ in games]
     for i in range(2):
-        await append_history(feed, tournament_history(seed * 10 + i, finish=rng.random() < 0.5))
+        history = tournament_history(seed * 10 + i, finish=rng.random() < 0.5)
+        await append_history(feed, history)
+        streams += dict.fromkeys(stream for stream, _ in history)
+    return streams
 
 
 async def keys_per_node(cluster: RedisCluster) -> list[int]:
@@ -169,6 +182,51 @@ async def test_the_rate_limit_shares_each_clients_bucket_through_the_cluster(
     finally:
         await one.close()
         await other.close()
+
+
+async def test_the_api_on_a_cluster_answers_as_the_api_on_one_redis(
+    cluster: RedisCluster, feed: PostgresStore, own_database: str, redis_url: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Two instances on one database, each projecting inline: one with
+    `REDIS_URL=redis+cluster://...`, one on a single Redis. Over HTTP, every read model
+    (lobby, scoreboards, players, standings) answers the same on both."""
+    streams = await play(feed, seed=33)
+    mark = await settled_checkpoint(feed)
+    plain_prefix = f"one{secrets.token_hex(4)}"
+    base = instance_settings(own_database, tmp_path)
+    quiet = {"projector_inline": True, "referee": False, "bots": False, "round_keeper": False}
+    on_cluster = msgspec.structs.replace(
+        base, redis_url=cluster.url, redis_prefix="api", data_dir=tmp_path / "a", **quiet
+    )
+    on_one = msgspec.structs.replace(
+        base, redis_url=redis_url, redis_prefix=plain_prefix, data_dir=tmp_path / "b", **quiet
+    )
+    watch = [
+        RedisProjectionStore.from_url(cluster.url, "api", timeout=10),
+        RedisProjectionStore.from_url(redis_url, plain_prefix, timeout=10),
+    ]
+    paths = ["/games?limit=200", "/games?status=finished&limit=200", "/games?open=true"]
+    paths += [f"/games/{s.split(':', 1)[1]}/scoreboard" for s in streams if s.startswith("game:")]
+    paths += [f"/players/{name}" for name in NAMES]
+    paths += [f"/tournaments/{s.split(':', 1)[1]}/standings" for s in streams
+              if s.startswith("tournament:")]  # fmt: skip
+    try:
+        with running_server(on_cluster) as one, running_server(on_one) as other:
+            for store in watch:
+                await caught_up(store, mark)
+            async with httpx.AsyncClient(timeout=30) as client:
+                answered = 0
+                for path in paths:
+                    mine, theirs = await client.get(one + path), await client.get(other + path)
+                    assert mine.status_code == theirs.status_code, path
+                    assert mine.json() == theirs.json(), path
+                    answered += mine.status_code == 200
+                assert answered >= len(paths) // 2, answered
+    finally:
+        for store in watch:
+            await store.close()
+        await forget(redis_url, plain_prefix)
 
 
 def test_a_cluster_url_naming_a_database_is_refused() -> None:
