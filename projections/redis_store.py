@@ -13,8 +13,11 @@ Keys, under a prefix (`FAIRWAY_REDIS_PREFIX`, default `fw`):
 
 A generation's keys share one hash tag, so Redis Cluster keeps them in one slot and one Lua
 script applies a batch and moves the checkpoint atomically, after checking the checkpoint is
-still where the batch started. Readers resolve the alias and remember it for
-`ALIAS_TTL` seconds; a rebuild waits longer than that before dropping the old generation.
+still where the batch started; a snapshot's MULTI and a read's pipeline stay in that slot
+too. The other keys are each used alone. With `redis+cluster://` the store runs on a Redis
+Cluster (tests/integration/projections/test_redis_cluster.py starts one and proves it).
+Readers resolve the alias and remember it for `ALIAS_TTL` seconds; a rebuild waits longer
+than that before dropping the old generation.
 Every Redis error leaves this module as `ProjectionsUnavailable`.
 """
 
@@ -26,15 +29,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import msgspec
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
 from events.store.base import Checkpoint
 from projections.base import Doc, IndexEntry, IndexPage, ProjectionsUnavailable
 from projections.paging import after, decode_cursor, encode_cursor
+from projections.redis_client import REDIS_ERRORS, redis_client
 from projections.redis_scripts import COMMIT, MARK, SWITCH
 from projections.store import Changes, Generation, Outcome, ProjectionStore, Snapshot, State
 
@@ -48,8 +47,9 @@ _decode = msgspec.json.decode
 
 
 class RedisProjectionStore(ProjectionStore):
-    def __init__(self, client: aioredis.Redis, prefix: str = "fw") -> None:
-        # Typed loosely: redis-py's stubs cannot know the client returns bytes.
+    def __init__(self, client: Any, prefix: str = "fw") -> None:
+        # Typed loosely: a `Redis` or a `RedisCluster` (projections/redis_client.py), and
+        # redis-py's stubs cannot know the client returns bytes.
         self._redis: Any = client
         self._prefix = prefix
         self._commit = client.register_script(COMMIT)
@@ -59,18 +59,10 @@ class RedisProjectionStore(ProjectionStore):
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "fw", timeout: float = 1.0) -> RedisProjectionStore:
-        """A store on `url`; each Redis call gives up after `timeout` seconds (then
-        `ProjectionsUnavailable`), so a silent Redis holds no request for long."""
-        client = aioredis.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            # Once, at once, on a connection error only: a pooled connection that died with
-            # a restarted Redis is replaced without failing a request; a timeout is not
-            # retried (a silent Redis must cost a request `timeout`, not a multiple).
-            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-        )
-        return cls(client, prefix)
+        """A store on `url` (one Redis, or a cluster: `redis+cluster://`); each Redis call
+        gives up after `timeout` seconds (then `ProjectionsUnavailable`), so a silent Redis
+        holds no request for long."""
+        return cls(redis_client(url, timeout), prefix)
 
     # ---- key names --------------------------------------------------------------------------
 
@@ -162,7 +154,7 @@ class RedisProjectionStore(ProjectionStore):
             if streams:
                 pipe.hmget(self._streams(name, number), list(streams))
             if keys:
-                pipe.mget([self._key(name, number, key) for key in keys])
+                _mget(pipe, [self._key(name, number, key) for key in keys])
             results = await pipe.execute()
         tx, pos = results[0]
         if tx is None or pos is None:
@@ -260,7 +252,7 @@ class RedisProjectionStore(ProjectionStore):
         if not keys:
             return []
         [raws] = await self._read(
-            projection, lambda p, n: p.mget([self._key(projection, n, key) for key in keys])
+            projection, lambda p, n: _mget(p, [self._key(projection, n, key) for key in keys])
         )
         return [None if raw is None else _decode(raw) for raw in raws]
 
@@ -357,8 +349,15 @@ class RedisProjectionStore(ProjectionStore):
 async def _unavailable() -> AsyncIterator[None]:
     try:
         yield
-    except (RedisError, OSError) as error:
+    except REDIS_ERRORS as error:
         raise ProjectionsUnavailable(f"Redis: {error}") from None
+
+
+def _mget(pipe: Any, keys: list[str]) -> None:
+    """MGET in a pipeline. Sent as a raw command: redis-py's cluster pipeline refuses its
+    `mget` outright, lest the keys span slots; these are one generation's, in one slot,
+    which the cluster itself checks (a CROSSSLOT error otherwise)."""
+    pipe.execute_command("MGET", *keys)
 
 
 def _meta_fields(meta: Generation) -> dict[str, str | int]:

@@ -26,12 +26,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Protocol
 
-import redis.asyncio as aioredis
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.retry import Retry
-
+from projections.redis_client import REDIS_ERRORS, redis_client
 from service.ops.logging import log
 from service.ops.metrics import Metrics
 
@@ -106,9 +101,7 @@ class SharedBuckets:
     """The buckets in Redis, under `{prefix}:rate:{client}`; `fallback` decides while Redis
     does not answer."""
 
-    def __init__(
-        self, client: aioredis.Redis, prefix: str, fallback: TokenBuckets, metrics: Metrics
-    ) -> None:
+    def __init__(self, client: Any, prefix: str, fallback: TokenBuckets, metrics: Metrics) -> None:
         self.client, self.prefix, self.fallback, self.metrics = client, prefix, fallback, metrics
         self.rate, self.burst = fallback.rate, fallback.burst
         self._script = client.register_script(_TAKE)
@@ -119,14 +112,11 @@ class SharedBuckets:
     def from_url(
         cls, url: str, prefix: str, fallback: TokenBuckets, metrics: Metrics
     ) -> SharedBuckets:
-        client = aioredis.Redis.from_url(
-            url,
-            socket_timeout=REDIS_TIMEOUT,
-            socket_connect_timeout=REDIS_TIMEOUT,
-            # A pooled connection that died with a restarted Redis is replaced at once,
-            # without failing the take; a timeout is not retried.
-            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-        )
+        # One Redis or a cluster (`redis+cluster://`, projections/redis_client.py): the bucket
+        # is one key and the script touches only it, so any slot will do. A pooled
+        # connection that died with a restarted Redis is replaced at once, without failing
+        # the take; a timeout is not retried.
+        client = redis_client(url, REDIS_TIMEOUT)
         return cls(client, prefix, fallback, metrics)
 
     async def take(self, client: str) -> float:
@@ -137,7 +127,7 @@ class SharedBuckets:
                     keys=[f"{self.prefix}:rate:{client}"], args=[repr(self.rate), self.burst]
                 )
                 return float(answer)
-            except (TimeoutError, RedisError, OSError, ValueError) as error:
+            except (TimeoutError, ValueError, *REDIS_ERRORS) as error:
                 self._asked_again_at = now + PAUSE
                 if now - self._warned_at >= WARN_EVERY:
                     self._warned_at = now
