@@ -35,6 +35,7 @@ from service.http.controllers.standings import StandingsController
 from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.variants import VariantController
+from service.http.controllers.web import WebController
 from service.http.middleware import StreamSlots, TokenBuckets, make_middleware
 from service.http.openapi_doc import complete
 from service.http.problems import EXCEPTION_HANDLERS
@@ -245,6 +246,7 @@ def create_app(
             TournamentController,
             StandingsController,
             RatingsController,
+            WebController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),

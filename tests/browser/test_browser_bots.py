@@ -1,0 +1,38 @@
+"""A person plays a whole game of every variant against bots, by clicking legal actions."""
+
+from __future__ import annotations
+
+import random
+
+import httpx
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.conftest import screenshots
+from tests.browser.play import create_game, play_out
+
+GAMES = {
+    "golf": (2, {"hands": 1}),
+    "hang-ten": (4, {"hands": 1}),
+    "tens": (2, {"hands": 1}),
+    "basketball": (2, {"hands": 1}),
+    "tens-shedding": (2, {}),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(GAMES))
+def test_a_person_plays_a_whole_game_against_bots(page: Page, base: str, variant: str) -> None:
+    seats, options = GAMES[variant]
+    rng = random.Random(variant)
+    game_id = create_game(page, variant, seats, "Ada", **options)
+    page.wait_for_selector("body[data-phase]:not([data-phase=lobby])")
+    screenshots(page, f"table-{variant}")
+    clicks = play_out(page, rng)
+    assert clicks > 0
+    scores = httpx.get(f"{base}/games/{game_id}/scores").json()
+    assert scores["finished"]
+    page.wait_for_selector("#scores table tr.totals")
+    shown = page.inner_text("#scores tr.totals")
+    assert [int(t) for t in shown.split()[1:]] == scores["totals"]
+    assert "Game over" in page.inner_text("#info")
+    screenshots(page, f"table-{variant}-over")
