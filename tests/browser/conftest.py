@@ -27,7 +27,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="module")
-def web_settings(postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+def web_settings(
+    postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Settings]:
     with throwaway_database(postgres_server_url, "fairway_web") as url:
         migrate(url)
         yield Settings(

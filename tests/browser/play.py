@@ -27,6 +27,29 @@ def create_game(page: Page, variant: str, seats: int, name: str, **options: int)
     return page.url.rsplit("/", 1)[1]
 
 
+def play_turn(page: Page, rng: random.Random) -> None:
+    """One click of this page's, picked at random among the legal ones once it offers any,
+    and the page updated after it."""
+    page.wait_for_selector(LEGAL, timeout=WAIT_MS)
+    while True:
+        offered = page.query_selector_all(LEGAL)
+        if not offered:
+            return  # the table moved on without this seat's click (a clock, a refusal)
+        chosen = rng.choice(offered)
+        action = json.loads(chosen.get_attribute("data-action") or "{}")
+        version = page.evaluate("document.body.dataset.version")
+        try:
+            chosen.click(timeout=5_000)
+        except Error:  # the table changed under the pointer: look again
+            continue
+        if action.get("type") == "pick":
+            continue
+        page.wait_for_function(
+            "(version) => document.body.dataset.version !== version", arg=version, timeout=WAIT_MS
+        )
+        return
+
+
 def play_out(page: Page, rng: random.Random, limit: int = 5000) -> int:
     """Click legal actions picked at random until the game is over; returns the clicks."""
     clicks = 0

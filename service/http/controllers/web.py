@@ -48,11 +48,11 @@ class WebController(Controller):
         return page("lobby.html")
 
     @get("/play/{game_id:str}", sync_to_thread=False)
-    def seat_table(self, game_id: GameId) -> Response[bytes]:  # noqa: ARG002 - read by the page
+    def seat_table(self, game_id: GameId) -> Response[bytes]:
         return page("table.html")
 
     @get("/watch/{game_id:str}", sync_to_thread=False)
-    def spectator_table(self, game_id: GameId) -> Response[bytes]:  # noqa: ARG002
+    def spectator_table(self, game_id: GameId) -> Response[bytes]:
         return page("table.html")
 
     @get("/static/{name:str}", sync_to_thread=False)

@@ -14,7 +14,7 @@ const bar = document.getElementById("actions");
 const info = document.getElementById("info");
 const scores = document.getElementById("scores");
 const notice = document.getElementById("notice");
-const state = { summary: null, seen: null, busy: false, dirty: false, stream: null };
+const state = { summary: null, seen: null, queued: false, stream: null };
 
 function say(text, kind = "info") {
   notice.textContent = text;
@@ -30,43 +30,45 @@ async function read() {
   state.seen = seen;
 }
 
-// Read again after an event; reads never overlap, and one more follows if events came meanwhile.
-async function refresh() {
-  if (state.busy) {
-    state.dirty = true;
-    return;
-  }
-  state.busy = true;
-  try {
-    do {
-      state.dirty = false;
-      await read();
-    } while (state.dirty);
-    render();
-  } catch (error) {
-    say(`Could not read the game: ${error.message}`, "error");
-  } finally {
-    state.busy = false;
-  }
+// Reads and actions take turns (never two at once), so a click made while the page reads
+// is posted after the read, at the version the page then shows; reads asked for meanwhile
+// collapse into one.
+let chain = Promise.resolve();
+function exclusive(job) {
+  const run = chain.then(job);
+  chain = run.catch(() => {});
+  return run;
 }
 
-async function act(action) {
-  if (state.busy) return;
-  state.busy = true;
-  try {
-    const answer = await api("POST", `/games/${gameId}/actions`, {
-      token: held.token, body: action, headers: { "If-Match": `"${state.seen.version}"` },
-    });
-    state.seen = { ...state.seen, version: answer.version, view: answer.view, status: answer.status, legal_actions: answer.legal_actions };
-    say(`You: ${describe(action)}.`);
-  } catch (error) {
-    say(`Refused: ${error.message}`, "error");
-    state.dirty = true;
-  } finally {
-    state.busy = false;
-  }
-  if (state.dirty) await refresh();
-  else render();
+function refresh() {
+  if (state.queued) return chain;
+  state.queued = true;
+  return exclusive(async () => {
+    state.queued = false;
+    try {
+      await read();
+      render();
+    } catch (error) {
+      say(`Could not read the game: ${error.message}`, "error");
+    }
+  });
+}
+
+function act(action) {
+  return exclusive(async () => {
+    try {
+      const answer = await api("POST", `/games/${gameId}/actions`, {
+        token: held.token, body: action, headers: { "If-Match": `"${state.seen.version}"` },
+      });
+      state.seen = { ...state.seen, version: answer.version, view: answer.view, status: answer.status, legal_actions: answer.legal_actions };
+      say(`You: ${describe(action)}.`);
+      render();
+    } catch (error) {
+      say(`Refused: ${error.message}`, "error");
+      await read();
+      render();
+    }
+  });
 }
 
 async function lobbyCommand(path, token, done) {
