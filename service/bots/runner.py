@@ -221,6 +221,8 @@ class BotRunner:
             if table is not None and table.tried == version:
                 table.tried = 0
             await asyncio.sleep(self.tick)
+        except Exception as error:  # a bug: logged, and this turn is not tried again here
+            log.exception("bot_move_crashed", game_id=game_id, seat=seat, error=repr(error))
         finally:
             self._moves.pop(game_id, None)
             self._moved.add(game_id)

@@ -130,7 +130,7 @@ class GameService:
         self,
         game_id: str,
         created: GameCreated,
-        seats: Sequence[tuple[str, str]],
+        seats: Sequence[tuple[str, str] | tuple[str, str, str]],
         seat_seed: str = "",
     ) -> GameRecord:
         """Create a tournament's table started and seated, in one append (seating.table).

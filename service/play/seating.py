@@ -127,15 +127,15 @@ def start(creator_token: str, chain_hands: int) -> Command[GameRecord]:
 def table(
     game_id: str,
     created: GameCreated,
-    seats: Sequence[tuple[str, str]],
+    seats: Sequence[tuple[str, str] | tuple[str, str, str]],
     seat_seed: str,
     chain_hands: int,
 ) -> list[Any]:
     """A tournament's table, started and seated: `game.created`, each seat claimed for its
     player (`seats`: name and the hash of the player's token, so one player token acts in
-    all their games), with a duplicate round each seat's seed (`seat_seed`),
-    `game.started` and the first deal."""
-    claims = [SeatClaimed(seat, name, digest) for seat, (name, digest) in enumerate(seats)]
+    all their games; a bot player's seat adds its level, with an empty hash), with a
+    duplicate round each seat's seed (`seat_seed`), `game.started` and the first deal."""
+    claims = [SeatClaimed(seat, *player) for seat, player in enumerate(seats)]
     seeds = [SeatSeedSet(seat, seat_seed) for seat in range(len(seats))] if seat_seed else []
     return seated(game_id, created, [*claims, *seeds], chain_hands)
 
