@@ -192,6 +192,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/"): NO_GAME,
     ("GET", "/play/{game_id:str}"): NO_GAME,
     ("GET", "/watch/{game_id:str}"): NO_GAME,
+    ("GET", "/replay/{game_id:str}"): NO_GAME,
     ("GET", "/static/{name:str}"): NO_GAME,
     ("GET", "/schema"): NO_GAME,
     ("GET", "/schema/assets/{file_path:path}"): NO_GAME,

@@ -1,4 +1,5 @@
-"""A person plays a whole game of every variant against bots, by clicking legal actions."""
+"""A person plays a whole game of every variant against bots, by clicking legal actions;
+the replay's fairness panel then re-derives the first hand's deal and finds it fair."""
 
 from __future__ import annotations
 
@@ -36,3 +37,6 @@ def test_a_person_plays_a_whole_game_against_bots(page: Page, base: str, variant
     assert [int(t) for t in shown.split()[1:]] == scores["totals"]
     assert "Game over" in page.inner_text("#info")
     screenshots(page, f"table-{variant}-over")
+    page.click("#scores a[aria-label='replay of hand 1']")  # and the deal checks in the browser
+    page.wait_for_selector("body[data-fairness]")
+    assert page.get_attribute("body", "data-fairness") == "passed", page.inner_text("#checks")

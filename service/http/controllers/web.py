@@ -1,5 +1,6 @@
 """The pages under `/`: the lobby, a seat's table (`/play/{id}`), a spectator's
-(`/watch/{id}`), and their files under `/static/`, named by content and cached for good.
+(`/watch/{id}`), a finished hand's replay with its fairness panel (`/replay/{id}?hand=N`),
+and their files under `/static/`, named by content and cached for good.
 
 Every answer carries a strict Content-Security-Policy: scripts and styles from this origin
 only, none inline, no frames, no plugins; the pages call this origin's API and nothing else.
@@ -54,6 +55,10 @@ class WebController(Controller):
     @get("/watch/{game_id:str}", sync_to_thread=False)
     def spectator_table(self, game_id: GameId) -> Response[bytes]:
         return page("table.html")
+
+    @get("/replay/{game_id:str}", sync_to_thread=False)
+    def replay(self, game_id: GameId) -> Response[bytes]:
+        return page("replay.html")
 
     @get("/static/{name:str}", sync_to_thread=False)
     def asset(self, name: AssetName) -> Response[bytes]:

@@ -14,16 +14,16 @@ function stacks(player, mine, legal, onPick) {
     const down = player.face_down[i] ?? false;
     const options = mine ? legal.filter((a) => a.type === "play" && (a.stacks || []).includes(i)) : [];
     const blind = mine ? legal.find((a) => a.type === "play-blind" && a.stack === i) : null;
-    const cell = h("div", { class: "stack" });
+    const cell = h("div", { class: `stack${up && down ? " on-down" : ""}` });
     if (up) {
       const action = options.length ? { type: "play", hand: [], stacks: [i] } : null;
-      cell.append(cardSlot(up, { action, onPick, label: `stack ${i + 1}, ${cardWords(up)}` }));
+      const under = down ? " on a face-down card" : "";
+      cell.append(cardSlot(up, { action, onPick, label: `stack ${i + 1}, ${cardWords(up)}${under}` }));
     } else if (down) {
       cell.append(cardSlot(null, { action: blind, onPick, label: `stack ${i + 1}, face down` }));
     } else {
       cell.append(h("span", { class: "slot" }, h("span", { class: "card none", role: "img", "aria-label": `stack ${i + 1} empty` })));
     }
-    if (up && down) cell.append(h("small", {}, "on a face-down card"));
     row.append(cell);
   }
   return row;

@@ -143,7 +143,8 @@ async function showScores() {
     const names = state.summary.seats.map(seatName);
     scores.replaceChildren(h("h2", {}, "Scores"), h("table", {},
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "hand"), names.map((n) => h("th", { scope: "col" }, n)))),
-      h("tbody", {}, board.hands.map((row) => h("tr", {}, h("th", { scope: "row" }, String(row.hand)),
+      h("tbody", {}, board.hands.map((row) => h("tr", {}, h("th", { scope: "row" },
+        h("a", { href: `/replay/${gameId}?hand=${row.hand}`, "aria-label": `replay of hand ${row.hand}` }, String(row.hand))),
         row.scores.map((s) => h("td", {}, String(s))))),
         h("tr", { class: "totals" }, h("th", { scope: "row" }, "total"), board.totals.map((t) => h("td", {}, String(t)))))));
   } catch {
