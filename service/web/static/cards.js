@@ -40,13 +40,17 @@ export function cardSlot(card, { action = null, state, label = null, onPick, ext
   const face = cardFace(card, state);
   if (!action) return h("span", { class: `slot ${extra}` }, face);
   const words = label || face.getAttribute("aria-label");
+  // The button's name is its hidden text (what a click does, and to which card), so that
+  // the name holds what a sighted user reads there; the face itself is then left unread.
+  face.removeAttribute("role");
+  face.removeAttribute("aria-label");
+  face.setAttribute("aria-hidden", "true");
   return h("button", {
     class: `slot legal ${extra}`,
     type: "button",
-    "aria-label": `${describe(action)}: ${words}`,
     dataset: { action: JSON.stringify(action) },
     onclick: () => onPick(action),
-  }, face);
+  }, h("span", { class: "sr-only" }, `${describe(action)}: ${words}`), face);
 }
 
 export function describe(action) {
@@ -62,6 +66,7 @@ export function describe(action) {
     case "play-blind": return "turn up the stack's face-down card";
     case "end-play": return "end the play (pick up the pile)";
     case "play": return "play";
+    case "pick": return "choose for a stack (again to put back)";
     default: return action.type;
   }
 }

@@ -68,7 +68,7 @@ export function renderGrid(view, seats, legal, onPick, deadlines) {
     },
       h("h3", {}, h("span", { class: "name" }, seatName(info)),
         view.viewer === seat ? " (you)" : "",
-        turn ? h("span", { class: "turn" }, " \u2190 to act") : "",
+        turn ? h("span", { class: "turn" }, "to act") : "",
         deadlines[seat] ? h("span", { class: "clock", dataset: { deadline: deadlines[seat] } }) : ""),
       h("p", { class: "total" }, `total ${view.totals[seat] ?? 0}`),
       layout(view, seat, legal, onPick));

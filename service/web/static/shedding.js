@@ -73,7 +73,7 @@ export function renderShedding(view, seats, legal, onPick, deadlines, rerender) 
       "aria-label": `seat ${player.seat + 1}`, dataset: { seat: String(player.seat) },
     },
       h("h3", {}, h("span", { class: "name" }, seatName(info)), mine ? " (you)" : "",
-        turn ? h("span", { class: "turn" }, " \u2190 to act") : "",
+        turn ? h("span", { class: "turn" }, "to act") : "",
         deadlines[player.seat] ? h("span", { class: "clock", dataset: { deadline: deadlines[player.seat] } }) : ""),
       h("p", { class: "total" }, `total ${player.total ?? view.totals[player.seat] ?? 0}, ${player.hand_size} in hand`),
       stacks(player, mine, legal, onPick));

@@ -153,7 +153,23 @@ async function showScores() {
 }
 
 let lastHand = -1;
+// A re-render replaces the table's buttons: keep the keyboard's place, on the same action
+// where it is still offered, else on the first thing offered now.
+function keepFocus(draw) {
+  const active = document.activeElement;
+  const inside = active && (root.contains(active) || bar.contains(active));
+  const action = inside ? active.dataset.action : undefined;
+  draw();
+  if (!inside) return;
+  const same = action && [...document.querySelectorAll("[data-action]")].find((e) => e.dataset.action === action);
+  (same || document.querySelector("button.legal:not([disabled])") || bar.querySelector("button, a"))?.focus();
+}
+
 function render() {
+  keepFocus(draw);
+}
+
+function draw() {
   const { summary, seen } = state;
   info.replaceChildren(...header(summary, seen));
   const legal = held ? seen.legal_actions || [] : [];
