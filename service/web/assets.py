@@ -15,7 +15,7 @@ from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent / "static"
 PREFIX = "/static/"
-PAGES = ("lobby.html", "table.html", "replay.html")
+PAGES = ("lobby.html", "table.html", "replay.html", "standings.html", "organise.html")
 _TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",

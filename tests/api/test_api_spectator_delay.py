@@ -193,6 +193,8 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/play/{game_id:str}"): NO_GAME,
     ("GET", "/watch/{game_id:str}"): NO_GAME,
     ("GET", "/replay/{game_id:str}"): NO_GAME,
+    ("GET", "/standings/{tournament_id:str}"): NO_GAME,
+    ("GET", "/organise"): NO_GAME,
     ("GET", "/static/{name:str}"): NO_GAME,
     ("GET", "/schema"): NO_GAME,
     ("GET", "/schema/assets/{file_path:path}"): NO_GAME,

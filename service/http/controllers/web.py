@@ -1,6 +1,7 @@
 """The pages under `/`: the lobby, a seat's table (`/play/{id}`), a spectator's
-(`/watch/{id}`), a finished hand's replay with its fairness panel (`/replay/{id}?hand=N`),
-and their files under `/static/`, named by content and cached for good.
+(`/watch/{id}`), a finished hand's replay with its fairness panel (`/replay/{id}?hand=N`), a
+tournament's standings (`/standings/{id}`), an organiser's page (`/organise`), and their
+files under `/static/`, named by content and cached for good.
 
 Every answer carries a strict Content-Security-Policy: scripts and styles from this origin
 only, none inline, no frames, no plugins; the pages call this origin's API and nothing else.
@@ -28,6 +29,7 @@ _COMMON = {
     "Referrer-Policy": "no-referrer",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+TournamentId = Annotated[str, Parameter(max_length=40, description="The tournament's id")]
 AssetName = Annotated[str, Parameter(max_length=80, description="A file, by its hashed name")]
 FOREVER = "public, max-age=31536000, immutable"
 
@@ -59,6 +61,14 @@ class WebController(Controller):
     @get("/replay/{game_id:str}", sync_to_thread=False)
     def replay(self, game_id: GameId) -> Response[bytes]:
         return page("replay.html")
+
+    @get("/standings/{tournament_id:str}", sync_to_thread=False)
+    def standings(self, tournament_id: TournamentId) -> Response[bytes]:
+        return page("standings.html")
+
+    @get("/organise", sync_to_thread=False)
+    def organise(self) -> Response[bytes]:
+        return page("organise.html")
 
     @get("/static/{name:str}", sync_to_thread=False)
     def asset(self, name: AssetName) -> Response[bytes]:
