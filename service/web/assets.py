@@ -15,7 +15,14 @@ from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent / "static"
 PREFIX = "/static/"
-PAGES = ("lobby.html", "table.html", "replay.html", "standings.html", "organise.html")
+PAGES = (
+    "lobby.html",
+    "table.html",
+    "replay.html",
+    "standings.html",
+    "organise.html",
+    "verify.html",
+)
 _TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",

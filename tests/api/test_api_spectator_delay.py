@@ -195,6 +195,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/replay/{game_id:str}"): NO_GAME,
     ("GET", "/standings/{tournament_id:str}"): NO_GAME,
     ("GET", "/organise"): NO_GAME,
+    ("GET", "/verify"): NO_GAME,
     ("GET", "/static/{name:str}"): NO_GAME,
     ("GET", "/schema"): NO_GAME,
     ("GET", "/schema/assets/{file_path:path}"): NO_GAME,

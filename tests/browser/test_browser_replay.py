@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, Route
@@ -49,7 +50,9 @@ def test_the_shuffle_module_gives_the_documents_vectors(page: Page) -> None:
     }
 
 
-def test_a_finished_hand_is_replayed_and_its_deal_checks(page: Page, base: str) -> None:
+def test_a_finished_hand_is_replayed_and_its_deal_checks(
+    page: Page, base: str, tmp_path: Path
+) -> None:
     game_id = create_game(page, "hang-ten", 4, "Ada", hands=2)
     play_out(page, random.Random(11))
     page.click("#scores a[aria-label='replay of hand 2']")
@@ -90,3 +93,31 @@ def test_a_finished_hand_is_replayed_and_its_deal_checks(page: Page, base: str) 
     failed = page.inner_text("#checks li.fail")
     assert "every card drawn from the stock" in failed
     assert "drew" in failed
+
+    # The whole game, exported, verified in the browser; then a copy with one drawn card
+    # changed: the chain and the deck both name the event.
+    page.unroute("**/hands/1/replay")
+    page.goto(f"/verify?game={game_id}")
+    page.wait_for_selector("body[data-verdict]")
+    assert page.get_attribute("body", "data-verdict") == "passed", page.inner_text("#checks")
+    export = httpx.get(f"{base}/games/{game_id}/export").json()
+    drawn = next(
+        e
+        for e in export["events"]
+        if e["type"] == "card.drawn" and json.loads(e["data"])["source"] == "stock"
+    )
+    data = json.loads(drawn["data"])
+    data["card"] = "JK" if data["card"] != "JK" else "AS"
+    drawn["data"] = json.dumps(data, separators=(",", ":"))
+    tampered_file = tmp_path / "tampered.json"
+    tampered_file.write_text(json.dumps(export))
+    page.set_input_files("#file", str(tampered_file))
+    page.wait_for_function(
+        "() => document.getElementById('source').textContent.includes('tampered.json')"
+        " && !!document.body.dataset.verdict"
+    )
+    assert page.get_attribute("body", "data-verdict") == "failed"
+    failed = page.inner_text("#checks")
+    assert f"version {drawn['version']}: hash differs" in failed
+    assert f"version {drawn['version']}: data.card is {data['card']}" in failed
+    screenshots(page, "verify-tampered")

@@ -1,7 +1,8 @@
 """The pages under `/`: the lobby, a seat's table (`/play/{id}`), a spectator's
 (`/watch/{id}`), a finished hand's replay with its fairness panel (`/replay/{id}?hand=N`), a
-tournament's standings (`/standings/{id}`), an organiser's page (`/organise`), and their
-files under `/static/`, named by content and cached for good.
+tournament's standings (`/standings/{id}`), an organiser's page (`/organise`), an exported
+game verified in the browser (`/verify`), and their files under `/static/`, named by content
+and cached for good.
 
 Every answer carries a strict Content-Security-Policy: scripts and styles from this origin
 only, none inline, no frames, no plugins; the pages call this origin's API and nothing else.
@@ -65,6 +66,10 @@ class WebController(Controller):
     @get("/standings/{tournament_id:str}", sync_to_thread=False)
     def standings(self, tournament_id: TournamentId) -> Response[bytes]:
         return page("standings.html")
+
+    @get("/verify", sync_to_thread=False)
+    def verify(self) -> Response[bytes]:
+        return page("verify.html")
 
     @get("/organise", sync_to_thread=False)
     def organise(self) -> Response[bytes]:

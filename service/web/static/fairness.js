@@ -25,7 +25,7 @@ function deckFor(rules, players) {
 }
 
 // What the seed deals, as docs/SHUFFLE.md sections 5 and 6 say.
-async function derive(seed, hand, dealer, players, variant, rules) {
+export async function derive(seed, hand, dealer, players, variant, rules) {
   const stream = new WordStream(seed);
   const drawnDealer = hand === 1 ? await stream.below(players) : dealer;
   if (variant === "tens-shedding") {

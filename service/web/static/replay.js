@@ -94,7 +94,8 @@ async function start() {
   document.getElementById("title").textContent = `${replay.variant}: hand ${hand}`;
   document.getElementById("hands").replaceChildren(...scores.hands.map((row) => h("a", {
     class: "action", href: `/replay/${gameId}?hand=${row.hand}`, "aria-current": row.hand === hand ? "page" : null,
-  }, `hand ${row.hand}`)), h("a", { class: "action", href: `/watch/${gameId}` }, "the table"));
+  }, `hand ${row.hand}`)), h("a", { class: "action", href: `/watch/${gameId}` }, "the table"),
+    h("a", { class: "action", href: `/verify?game=${gameId}` }, "verify the whole game"));
   const slider = document.getElementById("step");
   slider.max = String(replay.steps.length - 1);
   slider.addEventListener("input", () => show(Number(slider.value)));
