@@ -80,7 +80,8 @@ class BotSeat(SeatBot, kw_only=True):
 
 
 class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
-    """Open a game; all seats must be claimed before the creator starts it."""
+    """Open a game; all seats must be claimed before the creator starts it (a game with bot
+    seats starts by itself once full)."""
 
     variant: Variant
     seats: Annotated[int, msgspec.Meta(ge=2, le=10)]
@@ -90,7 +91,8 @@ class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
     bots: Annotated[list[BotSeat], msgspec.Meta(max_length=10)] = msgspec.field(
         default_factory=list
     )
-    """Seats a bot takes at once (the service plays them); the others are claimed."""
+    """Seats a bot takes at once (the service plays them); the others are claimed. A game
+    with bots starts by itself once every seat is held (at once when bots hold them all)."""
 
     def __post_init__(self) -> None:
         self.title = shown(self.title)

@@ -90,7 +90,7 @@ class GameService:
 
     # ---- the lobby -------------------------------------------------------------------
 
-    async def create(
+    async def opened(
         self,
         variant: str,
         seats: int,
@@ -98,10 +98,11 @@ class GameService:
         title: str,
         key: str | None = None,
         bots: Sequence[tuple[int, str, str | None]] = (),
-    ) -> tuple[GameRecord, str]:
+    ) -> tuple[GameRecord, str, int]:
         """Open a game, with `bots` (seat, level, name or None) seated in the same write;
-        returns its record and the creator's token. With a key, the game id, the event ids
-        and the token derive from it, so a retry returns the same game."""
+        returns its record, the creator's token and the version the opening write reached
+        (a game whose every seat is a bot's is started in it). With a key, the game id, the
+        event ids and the token derive from it, so a retry returns the same game."""
         initial = decider_for(variant).initial_state(seats, options)  # invalid_config if bad
         claims = bot_claims(seats, bots)
         if key is None:
@@ -121,10 +122,25 @@ class GameService:
             seed_secret=chain.secret,
         )
         events = [created, *claims]
+        if len(claims) == seats:  # bots in every seat: ready to play (seating.ready)
+            events = seating.seated(game_id, created, claims, self.seed_chain_hands)
         record, ours = await self.handler.create(self.streams, game_id, events, key=key)
         if not ours and (key is None or not _same_game(record, created, claims)):
             raise key_reused("game")
-        return record, creator_token
+        return record, creator_token, len(events)
+
+    async def create(
+        self,
+        variant: str,
+        seats: int,
+        options: GameOptions,
+        title: str,
+        key: str | None = None,
+        bots: Sequence[tuple[int, str, str | None]] = (),
+    ) -> tuple[GameRecord, str]:
+        """`opened` without the version: the game's record and the creator's token."""
+        record, token, _ = await self.opened(variant, seats, options, title, key, bots)
+        return record, token
 
     async def open_table(
         self,
@@ -154,7 +170,7 @@ class GameService:
         """Take a seat; returns the outcome, the seat and its token. With a key the token
         derives from it, so a retried claim whose answer was lost gets the same seat back."""
         stored_key = None if key is None else Key(key_digest(key), f"{seat}|{name}")
-        command = seating.claim(game_id, seat, name, key)
+        command = seating.claim(game_id, seat, name, key, self.seed_chain_hands)
         outcome = await self.handler.run(self.streams, game_id, command, stored_key)
         claimed = outcome.record.entries[outcome.first_version - 1].event
         token = outcome.answer["token"] if key is None else seating.seat_token(game_id, key)
@@ -164,7 +180,7 @@ class GameService:
         self, game_id: str, creator_token: str, seat: int, level: str, name: str | None
     ) -> Outcome[GameRecord]:
         """The creator seats a bot of `level` before the start (seating.seat_bot)."""
-        command = seating.seat_bot(creator_token, seat, level, name or "")
+        command = seating.seat_bot(creator_token, seat, level, name or "", self.seed_chain_hands)
         return await self.handler.run(self.streams, game_id, command)
 
     async def rematch(self, game_id: str, token: str) -> GameRecord:

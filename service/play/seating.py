@@ -3,6 +3,7 @@ tournament's table, opened seated and started in one write."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,9 +19,12 @@ from service.play.lobby import new_token, token_hash
 from service.play.record import GameRecord
 
 
-def claim(game_id: str, seat: int | None, name: str, key: str | None) -> Command[GameRecord]:
+def claim(
+    game_id: str, seat: int | None, name: str, key: str | None, chain_hands: int
+) -> Command[GameRecord]:
     """Take `seat` (None: the first free one) as `name`. The answer holds the seat's token,
-    derived from the key when there is one."""
+    derived from the key when there is one. The claim that fills a game with bot seats
+    starts it (`ready`)."""
 
     def decide(record: GameRecord, actor: Actor) -> Decision:
         lobby = record.lobby
@@ -37,14 +41,18 @@ def claim(game_id: str, seat: int | None, name: str, key: str | None) -> Command
             raise ApiError(409, "seat_taken", f"seat {chosen} has been claimed")
         token = new_token() if key is None else seat_token(game_id, key)
         event = SeatClaimed(chosen, name, token_hash(token))
-        return Decision([event], {"seat": chosen}, {"token": token})
+        events = [event, *ready(record, event, chain_hands)]
+        return Decision(events, {"seat": chosen}, {"token": token})
 
     return Command(anyone("claim"), decide)
 
 
-def seat_bot(creator_token: str, seat: int, level: str, name: str) -> Command[GameRecord]:
+def seat_bot(
+    creator_token: str, seat: int, level: str, name: str, chain_hands: int
+) -> Command[GameRecord]:
     """The creator seats a bot of `level` in the free `seat` before the start. Its claim has
-    no token hash: no client ever acts for it (the bot runner does, service/bots)."""
+    no token hash: no client ever acts for it (the bot runner does, service/bots). Filling
+    the last free seat starts the game (`ready`)."""
 
     def authorize(record: GameRecord) -> Actor:
         if not record.lobby.is_creator(creator_token):
@@ -58,9 +66,23 @@ def seat_bot(creator_token: str, seat: int, level: str, name: str) -> Command[Ga
             raise RuleViolation("invalid_seat", f"seats are 0..{record.lobby.seats - 1}")
         if seat not in record.lobby.free_seats():
             raise ApiError(409, "seat_taken", f"seat {seat} has been claimed")
-        return Decision([claim], {"bot": level})
+        return Decision([claim, *ready(record, claim, chain_hands)], {"bot": level})
 
     return Command(authorize, decide)
+
+
+def ready(record: GameRecord, claim: SeatClaimed, chain_hands: int) -> list[Any]:
+    """What follows `claim` in its write: when it fills the last free seat of a game with
+    bot seats, the start and the first deal (the bots are ready; a game of people only is
+    started by its creator). Nothing otherwise."""
+    lobby = record.lobby.claimed(claim)
+    if lobby.free_seats() or not lobby.bot_seats():
+        return []
+    decider = decider_for(lobby.variant)
+    state = decider.initial_state(lobby.seats, lobby.options)
+    seated = dataclasses.replace(record, lobby=lobby)  # the deal's seat seeds name the claim
+    started = GameStarted(lobby.variant, lobby.seats, lobby.options)
+    return [started, *deal(seated, decider, state, chain_hands)]
 
 
 def bot_claim(seat: int, level: str, name: str | None) -> SeatClaimed:

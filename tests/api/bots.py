@@ -24,25 +24,23 @@ def short(variant: str) -> dict[str, Any]:
 def bot_game(
     http: httpx.Client, variant: str, level: str, seats: int | None = None
 ) -> dict[str, Any]:
-    """A started game of `variant`: a person in seat 0, bots of `level` in every other;
-    the person's seat token and the creator's token with the game id."""
+    """A game of `variant` in its lobby: bots of `level` in every seat but seat 0, left
+    for the person (`join`). The answer to POST /games."""
     seats = seats or SEATS[variant]
     bots = [{"seat": seat, "level": level} for seat in range(1, seats)]
     body = {"variant": variant, "seats": seats, "options": short(variant), "bots": bots}
     created = http.post("/games", json=body)
     assert created.status_code == 201, created.text
-    game = created.json()
+    return dict(created.json())
+
+
+def join(http: httpx.Client, game: dict[str, Any]) -> str:
+    """The person claims seat 0, the last free one: the game starts with the claim (a game
+    with bots starts once full). The seat's token."""
     claimed = http.post(f"/games/{game['game_id']}/seats", json={"name": "Ada", "seat": 0})
     assert claimed.status_code == 201, claimed.text
-    return game | {"token": claimed.json()["token"]}
-
-
-def start(http: httpx.Client, game: dict[str, Any]) -> None:
-    started = http.post(
-        f"/games/{game['game_id']}/start",
-        headers={"Authorization": f"Bearer {game['creator_token']}"},
-    )
-    assert started.status_code == 200, started.text
+    assert http.get(f"/games/{game['game_id']}").json()["started"] is True
+    return str(claimed.json()["token"])
 
 
 def play_seat(

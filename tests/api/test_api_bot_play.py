@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from domain.variants import BOT_KINDS, DECIDERS
-from tests.api.bots import bot_game, play_seat, start
+from tests.api.bots import bot_game, join, play_seat
 from tests.api.sse import Stream
 
 pytestmark = pytest.mark.api
@@ -29,8 +29,8 @@ def test_a_person_plays_a_whole_game_against_bots(
     game = bot_game(http, variant, level)
     game_id = game["game_id"]
     with Stream(api_base, f"/games/{game_id}/stream") as spectator:
-        start(http, game)
-        last = play_seat(http, game_id, game["token"], spectator, random.Random(variant + level))
+        token = join(http, game)
+        last = play_seat(http, game_id, token, spectator, random.Random(variant + level))
         seen = spectator.wait_for(last)
     assert [e["version"] for e in seen] == list(range(1, last + 1))
     feed = http.get(f"/games/{game_id}/events", params={"limit": 1000}).json()["events"]

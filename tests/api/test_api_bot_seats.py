@@ -180,3 +180,32 @@ def _wait(condition: Callable[[], bool], seconds: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the read models did not show it in time"
         time.sleep(0.05)
+
+
+def test_a_game_with_bots_starts_once_every_seat_is_held(http: httpx.Client) -> None:
+    """The bots are ready: the claim, or the bot, that fills the last free seat starts the
+    game in the same write; a game of bots only starts as it is opened. A game of people
+    only waits for its creator (above)."""
+    opened = create(http, seats=3, bots=[{"seat": 2, "level": "greedy"}])
+    game, creator = opened["game_id"], opened["creator_token"]
+    assert http.post(f"/games/{game}/seats", json={"name": "Ada"}).status_code == 201
+    assert http.get(f"/games/{game}").json()["started"] is False
+    last = http.post(
+        f"/games/{game}/seats/1/bot", json={"level": "random"}, headers=bearer(creator)
+    )
+    assert last.status_code == 201, last.text
+    assert last.json()["started"] is True
+    assert last.json()["status"]["hand"] == 1
+    again = http.post(f"/games/{game}/start", headers=bearer(creator))
+    assert again.json()["code"] == "game_already_started"
+
+    claimed = create(http, seats=2, bots=[{"seat": 1, "level": "greedy"}])
+    seat = http.post(f"/games/{claimed['game_id']}/seats", json={"name": "Bo"})
+    assert seat.status_code == 201
+    assert seat.json()["version"] > 3  # the claim, the start and the first deal
+    assert http.get(f"/games/{claimed['game_id']}").json()["started"] is True
+
+    bots = [{"seat": seat, "level": "greedy"} for seat in range(2)]
+    only = create(http, seats=2, bots=bots, options={"hands": 1})
+    assert only["version"] > 3
+    assert http.get(f"/games/{only['game_id']}").json()["started"] is True

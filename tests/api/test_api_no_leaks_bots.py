@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.bots import start
+from tests.api.bots import join
 from tests.api.players import Table, concrete
 from tests.api.test_api_no_leaks import check_every_endpoint, streams_of
 
@@ -53,11 +53,10 @@ def test_no_response_to_any_viewer_of_a_bot_table_holds_a_card_it_may_not_know(
     bots = [{"seat": seat, "level": level} for seat in range(1, seats)]
     body = {"variant": variant, "seats": seats, "options": options, "bots": bots}
     created = http.post("/games", json=body).json()
-    claimed = http.post(f"/games/{created['game_id']}/seats", json={"name": "Ada", "seat": 0})
-    table = Table(http, created["game_id"], created["creator_token"], [claimed.json()["token"]])
+    token = join(http, created)  # the last free seat: the game starts
+    table = Table(http, created["game_id"], created["creator_token"], [token])
     rng = random.Random(variant)
-    with streams_of(api_base, table) as streams:
-        start(http, created)
+    with streams_of(api_base, table) as streams:  # each stream sends the game from version 1
         for _ in range(400):
             view = settled(table, seats)
             check_every_endpoint(http, table, database_url, None, None, streams)

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from service.play.rematch import rematch_id
-from tests.api.bots import bot_game, play_seat, start
+from tests.api.bots import bot_game, join, play_seat
 from tests.api.players import open_table
 from tests.api.sse import Stream
 
@@ -29,7 +29,7 @@ def bearer(token: str) -> dict[str, str]:
 def finished(http: httpx.Client, api_base: str, variant: str = "golf") -> dict[str, Any]:
     game = bot_game(http, variant, "greedy")
     with Stream(api_base, f"/games/{game['game_id']}/stream") as watch:
-        start(http, game)
+        game["token"] = join(http, game)
         play_seat(http, game["game_id"], game["token"], watch, random.Random(7))
     return game
 
@@ -99,9 +99,11 @@ def test_a_refused_rematch_leaves_the_stored_events_as_they_were(
     if case == "in play":  # people only: nothing moves while the test looks
         table = open_table(http, "golf", 2)
         old, token = table.game_id, table.tokens[1]
-    else:
-        game = bot_game(http, "golf", "greedy")
-        old, token = game["game_id"], game["token"]
+    else:  # a game with a bot, in its lobby (a person in seat 0, seat 1 free)
+        body = {"variant": "golf", "seats": 3, "bots": [{"seat": 2, "level": "greedy"}]}
+        game = http.post("/games", json=body).json()
+        old = game["game_id"]
+        token = http.post(f"/games/{old}/seats", json={"name": "Ada", "seat": 0}).json()["token"]
     if case == "no seat's token":
         status, code, token = 401, "invalid_token", game["creator_token"]
     elif case == "no token":

@@ -38,8 +38,8 @@ async def test_fairway_bots_plays_out_a_table_of_bots(own_database: str) -> None
     try:
         games = GameService(store, Metrics())
         bots = [(0, "greedy", None), (1, "random", "Rando")]
-        record, creator = await games.create("golf", 2, GameOptions(hands=1), "bots", None, bots)
-        await games.start(record.game_id, creator)
+        record, _ = await games.create("golf", 2, GameOptions(hands=1), "bots", None, bots)
+        assert record.started  # bots in every seat: started as it is opened
         env = {
             **os.environ,
             "DATABASE_URL": own_database,

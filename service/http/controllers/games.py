@@ -65,10 +65,9 @@ class GameController(Controller):
     ) -> Response[s.GameOpened]:
         options = data.options or GameOptions()
         seated = [(bot.seat, bot.level, bot.name) for bot in data.bots]
-        record, token = await games.create(
+        record, token, version = await games.opened(
             data.variant, data.seats, options, data.title, idempotency_key, seated
         )
-        version = 1 + len(seated)
         receipt = games.receipt(record, version)
         opened = s.GameOpened(record.game_id, token, version, data.variant, data.seats, receipt)
         return answer(opened, version, status_code=201, location=f"/games/{record.game_id}")
