@@ -75,7 +75,9 @@ async function create(event) {
     tokens.keepCreator(made.game_id, made.creator_token);
     const mine = await api("POST", `/games/${made.game_id}/seats`, { body: { name, seat: 0 } });
     tokens.keepSeat(made.game_id, { seat: mine.seat, token: mine.token, name });
-    if (bots.length === seats - 1) {
+    const now = await api("GET", `/games/${made.game_id}`);
+    if (!now.started && now.seats.every((s) => s.name || s.bot)) {
+      // Every seat held (bots start such a game by themselves; a game of people waits)
       await api("POST", `/games/${made.game_id}/start`, { token: made.creator_token, body: {} });
     }
     location.assign(`/play/${made.game_id}`);
