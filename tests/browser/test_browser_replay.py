@@ -63,6 +63,7 @@ def test_a_finished_hand_is_replayed_and_its_deal_checks(
     assert page.get_attribute("body", "data-fairness") == "passed", checks
     assert "failed" not in checks
     assert "every card drawn from the stock" in checks
+    assert "the receipts this browser kept for its seats" in checks
     replay = httpx.get(f"{base}/games/{game_id}/hands/2/replay").json()
     last = len(replay["steps"]) - 1
     page.click("#last")
@@ -86,6 +87,16 @@ def test_a_finished_hand_is_replayed_and_its_deal_checks(
         step["event"]["card"] = "JK" if step["event"]["card"] != "JK" else "AS"
         route.fulfill(response=answer, body=json.dumps(body))
 
+    # A receipt kept with another hash: its signature no longer holds, and the panel says so.
+    page.evaluate(
+        """(gameId) => {
+            const kept = JSON.parse(localStorage.getItem('fairway.receipts'));
+            const first = kept[gameId][0];
+            first.hash = (first.hash[0] === '0' ? '1' : '0') + first.hash.slice(1);
+            localStorage.setItem('fairway.receipts', JSON.stringify(kept));
+        }""",
+        game_id,
+    )
     page.route("**/hands/1/replay", tampered)
     page.goto(f"/replay/{game_id}?hand=1")
     page.wait_for_selector("body[data-fairness]")
@@ -93,6 +104,7 @@ def test_a_finished_hand_is_replayed_and_its_deal_checks(
     failed = page.inner_text("#checks li.fail")
     assert "every card drawn from the stock" in failed
     assert "drew" in failed
+    assert "the signature does not hold" in page.inner_text("#checks")
 
     # The whole game, exported, verified in the browser; then a copy with one drawn card
     # changed: the chain and the deck both name the event.

@@ -2,6 +2,7 @@
 // bots and a turn clock, claiming a free seat, and this browser's own games.
 
 import { api, h, seatName, tokens } from "./api.js";
+import { keepReceipt } from "./receipts.js";
 
 const notice = document.getElementById("notice");
 const nameInput = document.getElementById("name");
@@ -25,6 +26,7 @@ function myName() {
 
 async function claim(gameId, seat) {
   const made = await api("POST", `/games/${gameId}/seats`, { body: { name: myName(), seat } });
+  keepReceipt(made.receipt);
   tokens.keepSeat(gameId, { seat: made.seat, token: made.token, name: nameInput.value.trim() });
   return made;
 }
@@ -75,6 +77,7 @@ async function create(event) {
     tokens.keepCreator(made.game_id, made.creator_token);
     const mine = await api("POST", `/games/${made.game_id}/seats`, { body: { name, seat: 0 } });
     tokens.keepSeat(made.game_id, { seat: mine.seat, token: mine.token, name });
+    keepReceipt(mine.receipt);
     const now = await api("GET", `/games/${made.game_id}`);
     if (!now.started && now.seats.every((s) => s.name || s.bot)) {
       // Every seat held (bots start such a game by themselves; a game of people waits)

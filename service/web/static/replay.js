@@ -4,6 +4,7 @@
 import { api, h, seatName, tokens } from "./api.js";
 import { cardFace } from "./cards.js";
 import { checkHand } from "./fairness.js";
+import { checkReceipts } from "./receipts.js";
 
 const gameId = location.pathname.split("/")[2];
 const hand = Number(new URLSearchParams(location.search).get("hand") || "1");
@@ -77,7 +78,8 @@ async function fairness(replay) {
     const rules = replay.variant === "tens-shedding"
       ? { grab_min: summary.options.grab_min ?? 16, grab_max: summary.options.grab_max ?? 22 }
       : seen.view.rules;
-    const checks = await checkHand(events, replay, rules);
+    const hashes = Object.fromEntries(events.map((e) => [e.version, e.hash ?? null]));
+    const checks = [...(await checkHand(events, replay, rules)), ...(await checkReceipts(gameId, hashes))];
     list.replaceChildren(...checks.map((c) => h("li", { class: c.ok ? "pass" : "fail" },
       h("strong", {}, c.ok ? "\u2713 passed: " : "\u2717 failed: "), c.name, h("br"), h("small", {}, c.detail))));
     document.body.dataset.fairness = checks.every((c) => c.ok) ? "passed" : "failed";

@@ -4,6 +4,7 @@
 
 import { api, follow, h, seatName, tokens } from "./api.js";
 import { describe } from "./cards.js";
+import { keepReceipt } from "./receipts.js";
 import { gridButtons, renderGrid } from "./grid.js";
 import { renderShedding, sheddingButtons } from "./shedding.js";
 
@@ -60,6 +61,7 @@ function act(action) {
       const answer = await api("POST", `/games/${gameId}/actions`, {
         token: held.token, body: action, headers: { "If-Match": `"${state.seen.version}"` },
       });
+      keepReceipt(answer.receipt);
       state.seen = { ...state.seen, version: answer.version, view: answer.view, status: answer.status, legal_actions: answer.legal_actions };
       say(`You: ${describe(action)}.`);
       render();
