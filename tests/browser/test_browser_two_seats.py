@@ -94,6 +94,16 @@ def test_two_browsers_play_golf_while_a_third_watches(
     screenshots(ada, "table-over")
     assert dialogs == []
 
+    # A rematch: Ada asks, Bob's finished table links it, both sit down with their tokens.
+    ada.click("#actions button.rematch")
+    ada.wait_for_url(lambda url: game_id not in url)
+    rematch = ada.url.rsplit("/", 1)[1]
+    ada.wait_for_selector("body[data-mode=seat]:not([data-phase=lobby])")
+    bob.click("#actions a.rematch-link", timeout=WAIT_MS)
+    bob.wait_for_url(f"**/play/{rematch}")
+    bob.wait_for_selector("body[data-mode=seat]:not([data-phase=lobby])")
+    assert httpx.get(f"{base}/games/{rematch}").json()["rematch_of"] == game_id
+
     eve.wait_for_selector("body[data-stream=ended]")
     assert web_settings.database_url is not None
     oracle = Oracle(web_settings.database_url, game_id)

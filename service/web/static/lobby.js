@@ -153,9 +153,18 @@ async function myGames() {
     try {
       const summary = await api("GET", `/games/${gameId}`, { token: seat.token });
       const phase = summary.status?.phase || "waiting for players";
+      const rematch = phase === "game_over" ? h("button", { type: "button", class: "action", onclick: async () => {
+        try {
+          const made = await api("POST", `/games/${gameId}/rematch`, { token: seat.token, body: {} });
+          tokens.keepSeat(made.game_id, { ...seat });
+          location.assign(`/play/${made.game_id}`);
+        } catch (error) {
+          say(`Could not ask for a rematch: ${error.message}`, "error");
+        }
+      } }, summary.rematch ? "to the rematch" : "rematch") : "";
       return h("li", { class: "game" }, h("strong", { class: "title" }, summary.title || "(untitled)"),
         ` \u00b7 ${summary.variant} \u00b7 seat ${seat.seat + 1} \u00b7 ${phase.replace("_", " ")} `,
-        h("a", { class: "action", href: `/play/${gameId}` }, phase === "game_over" ? "see the end / rematch" : "play"));
+        h("a", { class: "action", href: `/play/${gameId}` }, phase === "game_over" ? "see the end" : "play"), " ", rematch);
     } catch {
       return null;
     }

@@ -118,7 +118,7 @@ function lobbyButtons(summary) {
     }, free.length ? `start (waiting for ${free.length} seat(s))` : "start the game"));
   }
   const status = summary.status;
-  if (held && status?.phase === "game_over") {
+  if (held && status?.phase === "game_over" && !summary.rematch) {
     buttons.push(h("button", {
       type: "button", class: "action rematch", onclick: async () => {
         try {
@@ -132,7 +132,11 @@ function lobbyButtons(summary) {
     }, "rematch"));
   }
   if (summary.rematch) {
-    buttons.push(h("a", { href: `/${held ? "play" : "watch"}/${summary.rematch}`, class: "action" }, "to the rematch"));
+    // The rematch seats the same holders with the same tokens: this seat's token goes along.
+    buttons.push(h("a", {
+      href: `/${held ? "play" : "watch"}/${summary.rematch}`, class: "action rematch-link",
+      onclick: () => held && tokens.keepSeat(summary.rematch, held),
+    }, "to the rematch"));
   }
   return buttons;
 }
@@ -203,6 +207,13 @@ function tick() {
   }
 }
 
+// The stream ends with the game; a rematch asked for later is seen by reading the game now
+// and then until one is linked.
+function awaitRematch() {
+  if (state.summary?.rematch || state.seen?.status?.phase !== "game_over") return;
+  setTimeout(() => refresh().then(awaitRematch), 3000);
+}
+
 async function start() {
   if (mode === "play" && !held) {
     say("This browser holds no seat of this game: watching it instead.", "error");
@@ -213,7 +224,7 @@ async function start() {
   setInterval(tick, 1000);
   state.stream = follow(`/games/${gameId}/stream`, held?.token, () => refresh(), (live) => {
     document.body.dataset.stream = live;
-    if (live === "ended") refresh();
+    if (live === "ended") refresh().then(awaitRematch);
   });
 }
 
