@@ -20,12 +20,6 @@ SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/browser/" in str(item.path):
-            item.add_marker(pytest.mark.browser)
-
-
 @pytest.fixture(scope="module")
 def web_settings(
     postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from playwright.sync_api import Page
 
 from tests.browser.play import LEGAL, WAIT_MS, create_game, play_out
+
+pytestmark = pytest.mark.browser
 
 AXE = (Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js").read_text()
 

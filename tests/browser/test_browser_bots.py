@@ -12,6 +12,8 @@ from playwright.sync_api import Page
 from tests.browser.conftest import screenshots
 from tests.browser.play import create_game, play_out
 
+pytestmark = pytest.mark.browser
+
 GAMES = {
     "golf": (2, {"hands": 1}),
     "hang-ten": (4, {"hands": 1}),
@@ -40,3 +42,11 @@ def test_a_person_plays_a_whole_game_against_bots(page: Page, base: str, variant
     page.click("#scores a[aria-label='replay of hand 1']")  # and the deal checks in the browser
     page.wait_for_selector("body[data-fairness]")
     assert page.get_attribute("body", "data-fairness") == "passed", page.inner_text("#checks")
+
+
+def test_the_turn_clock_counts_down_on_the_table(page: Page) -> None:
+    create_game(page, "golf", 2, "Ada", hands=1, turn_seconds=30)
+    page.wait_for_selector(".seat.me .clock")
+    left = page.get_attribute(".seat.me .clock", "aria-label") or ""
+    assert left.endswith(" seconds left")
+    assert 0 < int(left.split()[0]) <= 30

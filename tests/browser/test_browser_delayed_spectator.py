@@ -17,6 +17,8 @@ from tests.api.server import running_server
 from tests.browser.play import WAIT_MS, create_game, play_turn
 from tests.browser.spectator import stream_entries
 
+pytestmark = pytest.mark.browser
+
 DELAY = 2
 
 

@@ -9,11 +9,14 @@ import random
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.sync_api import Page, Route
 
 from service.web.assets import bundle
 from tests.browser.conftest import screenshots
 from tests.browser.play import create_game, play_out
+
+pytestmark = pytest.mark.browser
 
 SEED = bytes(range(32)).hex()
 

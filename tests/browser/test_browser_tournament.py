@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, Page
 
 from tests.browser.conftest import screenshots
 from tests.browser.play import WAIT_MS
 from tests.browser.test_browser_access import violations
+
+pytestmark = pytest.mark.browser
 
 HOSTILE = "<b onclick=alert(1)>Club</b> night"
 

@@ -8,12 +8,15 @@ import random
 from typing import Any
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, Page, Response
 
 from service.ops.settings import Settings
 from tests.browser.conftest import screenshots
 from tests.browser.play import LEGAL, WAIT_MS, play_turn
 from tests.browser.spectator import Oracle, leaks
+
+pytestmark = pytest.mark.browser
 
 HOSTILE = "<img src=x onerror=alert('pwned')>"
 TITLE = "<script>alert('pwned')</script> golf"
