@@ -49,7 +49,7 @@ function variantChanged() {
   form.seats.min = info.min_players;
   form.seats.max = info.max_players;
   form.seats.value = Math.min(Math.max(Number(form.seats.value), info.min_players), info.max_players);
-  for (const option of ["hands", "turn_limit"]) {
+  for (const option of ["hands", "turn_limit", "grab_min", "grab_max"]) {
     form[option].closest("label").hidden = !info.options.includes(option);
   }
   seatRows();
@@ -67,7 +67,7 @@ async function create(event) {
     }
     if (bots.some((b) => b.seat === 0)) throw new Error("Seat 1 is yours: make it a person.");
     const options = {};
-    for (const option of ["hands", "turn_limit", "turn_seconds"]) {
+    for (const option of ["hands", "turn_limit", "grab_min", "grab_max", "turn_seconds"]) {
       const field = form[option];
       if (field.value && !field.closest("label").hidden) options[option] = Number(field.value);
     }
