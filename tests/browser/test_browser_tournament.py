@@ -63,7 +63,7 @@ def test_a_tournament_organised_and_followed_in_the_browser(
     for name in ("Ada", "Bob", "Cy", "Di"):
         page.fill("#player", name)
         page.press("#player", "Enter")
-        page.wait_for_selector(f"#players li:has-text('{name}')")
+        page.wait_for_selector(f"#players li:has-text('{name}')", timeout=WAIT_MS)
     screenshots(page, "organise")
     assert violations(page) == [], "the organiser's page"
     page.click("#next-round")
@@ -77,8 +77,15 @@ def test_a_tournament_organised_and_followed_in_the_browser(
     watcher.wait_for_selector("body[data-ready=yes]")
     assert watcher.query_selector("main b") is None
     assert HOSTILE in watcher.inner_text("#title")
+    # The organiser's browser holds the players' tokens: a table can be played from here.
+    page.goto(f"/standings/{tournament}")
+    page.click("#rounds a.play-as:has-text('play as Ada')")
+    page.wait_for_selector("body[data-mode=seat]:not([data-phase=lobby])")
+    assert "Ada" in page.inner_text(".seat.me .name")
     resign_everyone(base, tournament, tokens)
     watcher.wait_for_selector("#as-of option[value='1']", state="attached", timeout=WAIT_MS)
+    page.goto("/organise")
+    page.click("#mine button")  # manage it again
     page.click("#next-round")
     page.wait_for_selector("body[data-round='2']")
     resign_everyone(base, tournament, tokens)

@@ -1,7 +1,7 @@
 // A tournament's standings, live (the NDJSON stream), or as of any closed round; each
 // round's tables with links to their games and replays; the standings as a CSV file.
 
-import { ApiProblem, api, h } from "./api.js";
+import { ApiProblem, api, h, tokens } from "./api.js";
 
 const tournamentId = location.pathname.split("/")[2];
 const say = (text) => { document.getElementById("notice").textContent = text; };
@@ -54,6 +54,25 @@ async function follow() {
   }
 }
 
+// The players' tokens the organiser's page kept in this browser: a table of theirs can be
+// played from here (a tournament token acts in every game of its player).
+function playersHere() {
+  try {
+    return JSON.parse(localStorage.getItem("fairway.organisers") || "{}")[tournamentId]?.players || {};
+  } catch {
+    return {};
+  }
+}
+
+function playLinks(table) {
+  if (table.status === "ended") return [];
+  const here = playersHere();
+  return table.players.map((name, seat) => (here[name] ? h("a", {
+    href: `/play/${table.game_id}`, class: "play-as",
+    onclick: () => tokens.keepSeat(table.game_id, { seat, token: here[name], name }),
+  }, `play as ${name}`) : "")).filter(Boolean).flatMap((link) => [link, " "]);
+}
+
 function replayLink(url) {
   const [, , gameId, , hand] = url.split("/");
   return h("a", { href: `/replay/${gameId}?hand=${hand}` }, `hand ${hand}`);
@@ -75,7 +94,7 @@ async function rounds() {
       h("ul", { class: "games" }, results.tables.map((table) => h("li", { class: "game" },
         h("strong", {}, `table ${table.table}`), " ",
         h("span", { class: "name" }, table.players.map((p, i) => `${p}: ${table.totals?.[i] ?? "-"}`).join(", ")),
-        ` (${table.status}) `, h("a", { href: `/watch/${table.game_id}` }, "watch"), " ",
+        ` (${table.status}) `, h("a", { href: `/watch/${table.game_id}` }, "watch"), " ", playLinks(table),
         (table.links?.replays || []).map(replayLink)))));
   }));
   document.getElementById("rounds").replaceChildren(...sections.filter(Boolean));
