@@ -28,7 +28,7 @@ async def _main(settings: Settings) -> int:
     store = await open_store(
         settings.database_url,
         settings.data_dir,
-        pool_max_size=2 + settings.bot_concurrency // 4,
+        pool_max_size=max(2, min(settings.pool_size, settings.bot_concurrency + 2)),
         db_timeout=settings.db_timeout,
     )
     games = GameService(

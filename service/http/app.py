@@ -137,6 +137,13 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     )
 
 
+def bot_slots(settings: Settings) -> int:
+    """Bot moves in flight at once inside `fairway serve`: FAIRWAY_BOT_CONCURRENCY, and never
+    more than half the store's pool, so that bots never keep the players' requests waiting
+    for a connection."""
+    return max(1, min(settings.bot_concurrency, settings.pool_size // 2))
+
+
 def create_app(
     settings: Settings | None = None,
     store: EventStore | None = None,
@@ -207,7 +214,7 @@ def create_app(
             opened,
             holder["games"],  # type: ignore[arg-type]
             think=settings.bot_think,
-            concurrency=settings.bot_concurrency,
+            concurrency=bot_slots(settings),
         )
         holder["bots"] = bots
         if settings.bots:

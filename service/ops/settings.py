@@ -122,7 +122,8 @@ class Settings(msgspec.Struct, frozen=True):
     """Seconds a bot waits before it moves, so that a spectator can follow the table (0:
     at once)."""
     bot_concurrency: int = 8
-    """The most bot moves this process decides and appends at once."""
+    """The most bot moves this process decides and appends at once (inside `fairway serve`,
+    at most half of `pool_size`, so the bots never starve the players' requests)."""
 
     admin_key: str | None = None
     """FAIRWAY_ADMIN_KEY: when set, creating a tournament needs it (`Authorization: Bearer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import httpx
@@ -50,7 +51,12 @@ def play_seat(
     wait on `watch` (the game's stream) for the next event. Returns the final version."""
     auth = {"Authorization": f"Bearer {token}"}
     while True:
-        me = http.get(f"/games/{game_id}/me", headers=auth).json()
+        read = http.get(f"/games/{game_id}/me", headers=auth)
+        if read.status_code == 503:  # a store busy past its pool's wait: retry, as a client does
+            time.sleep(float(read.headers.get("retry-after", "1")))
+            continue
+        assert read.status_code == 200, read.text
+        me = read.json()
         if me["status"]["phase"] == "game_over":
             return int(me["version"])
         if me["legal_actions"]:

@@ -38,7 +38,8 @@ async def seat_bot(
     games: NamedDependency[GameService],
 ) -> Response[s.GameSummary]:
     """With the creator's token. The seat has no token: the service's bots play it from the
-    seat's own view and legal actions (`seat.claimed` names the level in `bot`). Refused:
+    seat's own view and legal actions (`seat.claimed` names the level in `bot`). The bot
+    that fills the last free seat starts the game (as a person's claim would). Refused:
     an unknown level (422 `unknown_bot_level`, naming the levels), a taken seat (409
     `seat_taken`), a game that has started (409 `game_already_started`), anyone but the
     creator (403 `not_creator`)."""

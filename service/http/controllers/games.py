@@ -107,6 +107,8 @@ class GameController(Controller):
         games: NamedDependency[GameService],
         idempotency_key: LobbyKey = None,
     ) -> Response[s.SeatGranted]:
+        """In a game with bot seats, the claim that fills the last free seat starts the game
+        in the same write (the answer's `version` is after the first deal)."""
         outcome, seat, token = await games.claim(game_id, data.seat, data.name, idempotency_key)
         version = outcome.last_version
         receipt = games.receipt(outcome.record, version)
