@@ -57,6 +57,13 @@ def test_a_finished_hand_is_replayed_and_its_deal_checks(
     page: Page, base: str, tmp_path: Path
 ) -> None:
     game_id = create_game(page, "hang-ten", 4, "Ada", hands=2)
+    kept = page.evaluate("JSON.parse(localStorage.getItem('fairway.seats'))")
+    seeded = httpx.put(  # set during hand 1: it counts from hand 2 (docs/SHUFFLE.md, 10)
+        f"{base}/games/{game_id}/seats/0/seed",
+        json={"seed": "Ada's own seed"},
+        headers={"Authorization": f"Bearer {kept[game_id]['token']}"},
+    )
+    assert seeded.status_code == 200, seeded.text
     play_out(page, random.Random(11))
     page.click("#scores a[aria-label='replay of hand 2']")
     page.wait_for_selector("body[data-ready=yes]")
@@ -67,6 +74,7 @@ def test_a_finished_hand_is_replayed_and_its_deal_checks(
     assert "failed" not in checks
     assert "every card drawn from the stock" in checks
     assert "the receipts this browser kept for its seats" in checks
+    assert 'expected "Ada\'s own seed", "greedy bot 1"' in checks
     replay = httpx.get(f"{base}/games/{game_id}/hands/2/replay").json()
     last = len(replay["steps"]) - 1
     page.click("#last")

@@ -108,6 +108,27 @@ function dealtChecked(table, derived, variant) {
   return check(name, true, `${derived.layouts.length} layouts, the turned-up card and a stock of ${stock.length}`);
 }
 
+// docs/SHUFFLE.md section 10: each seat's seed for a hand is the last its holder set after
+// the chain covering the hand was committed and before the deal, else its name as claimed.
+function seatSeedsBefore(events, dealtVersion, seats) {
+  const names = [];
+  const seeds = [];
+  for (const { version, event } of events) {
+    if (version >= dealtVersion) break;
+    if (event.type === "seat.claimed") {
+      names[event.seat] = event.name;
+      seeds[event.seat] = null;
+    } else if (event.type === "seat.released") {
+      seeds[event.seat] = null;
+    } else if (event.type === "seat.seed_set") {
+      seeds[event.seat] = event.seed;
+    } else if (event.type === "seed_chain.extended") {
+      seeds.fill(null);
+    }
+  }
+  return Array.from({ length: seats }, (_, seat) => seeds[seat] ?? names[seat]);
+}
+
 // The checks of hand `hand`: `events` the game's feed entries, `replay` the hand's replay,
 // `rules` the variant's rules record (grid: decks, columns, turn_up; shedding: grabs).
 export async function checkHand(events, replay, rules) {
@@ -127,6 +148,10 @@ export async function checkHand(events, replay, rules) {
     const server = unhex(dealt.server_seed);
     checks.push(check("SHA-256(server seed) is the commitment", hex(await sha256(server)) === dealt.commitment, dealt.commitment));
     const seed = await handSeed(server, dealt.nonce || hand, dealt.seat_seeds);
+    const dealtAt = of("hand.dealt", (e) => e.hand === hand)[0].version;
+    const expected = seatSeedsBefore(events, dealtAt, players);
+    checks.push(check("the seats' seeds are those the seats set (or their names)", sameList(expected, dealt.seat_seeds),
+      `expected ${expected.map((s) => JSON.stringify(s)).join(", ")}`));
     checks.push(check("the seed is the HMAC of the server seed over the seats' seeds", hex(seed) === dealt.seed,
       `seat seeds: ${dealt.seat_seeds.map((s) => JSON.stringify(s)).join(", ")}`));
     if (created?.seed_secret && created.seed_hands) {
