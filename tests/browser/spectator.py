@@ -58,7 +58,9 @@ def leaks(oracle: Oracle, url: str, body: str) -> list[str]:
             at = entry["version"]
             if entry["event"]["type"] == "layouts.revealed":  # written with the hand's end
                 at = oracle.hand_end_after(at)
-            extra = cards_in(entry["event"]) - oracle.known(at)
+            # An event may name what was known just before it (a public pile picked up into
+            # a hand) or just after it (a card turned up).
+            extra = cards_in(entry["event"]) - (oracle.known(at - 1) | oracle.known(at))
             if extra:
                 found.append(f"{url} v{entry['version']}: {dict(extra)} in {entry['event']}")
         return found
