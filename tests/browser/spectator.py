@@ -8,8 +8,10 @@ import json
 from collections import Counter
 from typing import Any
 
+import psycopg
+
 from domain.variants import fold
-from events.schema.common import GameStarted, HandEnded
+from events.schema.common import GameStarted
 from tests.api.test_api_no_leaks import cards_in, stored_events
 from tests.property.test_grid_properties import knowable as grid_knowable
 from tests.property.test_shedding_properties import known_to as shedding_knowable
@@ -20,16 +22,21 @@ class Oracle:
 
     def __init__(self, database_url: str, game_id: str) -> None:
         self.events = stored_events(database_url, game_id)
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT stream_version, tx_id::text FROM events WHERE stream_id = %s "
+                "ORDER BY stream_version",
+                (f"game:{game_id}",),
+            ).fetchall()
+        # The last version each event's write reached: a stream sends an event after its
+        # write commits, redacted as the game then stands (a hand ended in that write
+        # shows its cards).
+        last: dict[str, int] = {}
+        for version, tx in rows:
+            last[tx] = version
+        self.write_end = {version: last[tx] for version, tx in rows}
         self.started = next(i for i, e in enumerate(self.events) if isinstance(e, GameStarted))
         self.cache: dict[int, Counter[str]] = {}
-
-    def hand_end_after(self, version: int) -> int:
-        """The version of the first hand.ended at or after `version`."""
-        return next(
-            i + 1
-            for i in range(version - 1, len(self.events))
-            if isinstance(self.events[i], HandEnded)
-        )
 
     def known(self, version: int) -> Counter[str]:
         if version not in self.cache:
@@ -56,11 +63,13 @@ def leaks(oracle: Oracle, url: str, body: str) -> list[str]:
     if url.endswith("/stream"):
         for entry in stream_entries(body):
             at = entry["version"]
-            if entry["event"]["type"] == "layouts.revealed":  # written with the hand's end
-                at = oracle.hand_end_after(at)
             # An event may name what was known just before it (a public pile picked up into
-            # a hand) or just after it (a card turned up).
-            extra = cards_in(entry["event"]) - (oracle.known(at - 1) | oracle.known(at))
+            # a hand) or at any point of its write (a card turned up, a hand ended; the next
+            # hand may be dealt in the same write).
+            known: Counter[str] = Counter()
+            for version in range(at - 1, oracle.write_end[at] + 1):
+                known |= oracle.known(version)
+            extra = cards_in(entry["event"]) - known
             if extra:
                 found.append(f"{url} v{entry['version']}: {dict(extra)} in {entry['event']}")
         return found
