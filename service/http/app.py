@@ -37,6 +37,7 @@ from service.http.controllers.stream import StreamController, document
 from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.travellers import TravellersController
 from service.http.controllers.variants import VariantController
+from service.http.controllers.web import WebController
 from service.http.middleware import StreamSlots, make_middleware
 from service.http.openapi_doc import complete
 from service.http.problems import EXCEPTION_HANDLERS
@@ -273,6 +274,7 @@ def create_app(
             StandingsController,
             TravellersController,
             RatingsController,
+            WebController,
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),

@@ -62,6 +62,7 @@ SERVICE_FLOORS: dict[str, set[str]] = {
     "bots": _BASE | {"commands", "play"},
     "audit": _BASE | {"play"},
     "tournaments": _BASE | {"commands", "play", "live"},
+    "web": set(),
 }
 SERVICE_FLOORS["http"] = set(SERVICE_FLOORS) - {"http"}
 SERVICE_FLOORS["cli"] = set(SERVICE_FLOORS) - {"cli"}
