@@ -32,7 +32,12 @@ def settled(table: Table, seats: int) -> dict[str, Any]:
     for the person (or the game is over), so nothing moves while the walk looks."""
     deadline = time.monotonic() + 60
     while True:
-        view = table.public()
+        read = table.http.get(f"/games/{table.game_id}/view")
+        if read.status_code == 503:  # the pool busy past its wait (bots at work): as a client
+            time.sleep(float(read.headers.get("retry-after", "1")))  # does, after Retry-After
+            continue
+        assert read.status_code == 200, read.text
+        view = read.json()
         status = view["status"]
         if status["phase"] == "game_over" or not set(status["to_act"]) & set(range(1, seats)):
             return dict(view)
