@@ -83,6 +83,7 @@ def feed(table: Table, seat: int | None = None) -> list[dict[str, Any]]:
     return list(response.json()["events"])
 
 
+@pytest.mark.timeout(LONGEST + 120)
 def test_a_seat_resigns_and_the_bot_plays_it_out_to_the_end(http: httpx.Client) -> None:
     table = open_table(http, "golf", 2, {"hands": 1})
     answer = resign(table, 0, table.tokens[0])
@@ -118,6 +119,7 @@ def test_a_seat_resigns_and_the_bot_plays_it_out_to_the_end(http: httpx.Client) 
     assert 'fairway_turns_played_for_total{reason="resigned"}' in metrics
 
 
+@pytest.mark.timeout(LONGEST + 120)
 def test_a_table_where_every_seat_resigned_finishes_by_the_bot(http: httpx.Client) -> None:
     table = open_table(http, "tens-shedding", 2)
     for seat in range(2):
@@ -128,6 +130,7 @@ def test_a_table_where_every_seat_resigned_finishes_by_the_bot(http: httpx.Clien
     assert scores["finished"] is True
 
 
+@pytest.mark.timeout(LONGEST + 120)
 def test_refusals_are_problems_and_change_nothing_stored(
     http: httpx.Client, stored: Stored
 ) -> None:

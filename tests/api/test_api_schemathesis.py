@@ -29,6 +29,7 @@ CHECKS = (
 )
 
 
+@pytest.mark.timeout(1000)
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     http: httpx.Client, api_base: str, tmp_path: Path
 ) -> None:
