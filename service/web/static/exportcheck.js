@@ -1,9 +1,11 @@
 // An exported game (`GET /games/{id}/export`, format fairway-game-export/1) verified whole in
 // the browser: the hash chain of every stored event (docs/EVENT_STORE.md), the header
-// against the events, each hand's seeds against the committed chain, and every card drawn
-// from the stock against the deck its seed shuffles. Each failure names where it is.
+// against the events, each hand's seeds against the committed chain, every card drawn
+// from the stock against the deck its seed shuffles, and (Tens-shedding) every card a
+// round's events show against the deal its seed makes. Each failure names where it is.
 
 import { derive } from "./fairness.js";
+import { sheddingPlays } from "./sheddingcheck.js";
 import { hashedTimes, handSeed, hex, sha256, unhex } from "./shuffle.js";
 
 const utf8 = new TextEncoder();
@@ -39,6 +41,7 @@ async function hands(doc, events) {
   const created = events.find((e) => e.type === "game.created")?.data;
   const failures = [];
   const draws = [];
+  const shed = { failures: [], shown: 0 };
   const seats = doc.seats.length;
   const dealt = events.filter((e) => e.type === "hand.dealt");
   for (const { version, data } of dealt) {
@@ -56,12 +59,17 @@ async function hands(doc, events) {
     const exported = doc.seeds.find((s) => s.hand === data.hand);
     if (!exported || exported.commitment !== data.commitment) failures.push(`seeds[hand ${data.hand}]: the header's commitment differs from ${at}`);
     if (doc.rules.family === "grid") draws.push(await drawsOf(doc, events, version, data, seats));
+    if (doc.rules.family === "shedding") await roundOf(doc, events, version, data, seats, shed);
   }
   if (created?.seed_secret && created.seed_hands) {
     if (hex(await hashedTimes(unhex(created.seed_secret), created.seed_hands)) !== created.seed_anchor) failures.push("version 1: data.seed_secret does not hash to data.seed_anchor");
   }
   const checked = [result("each hand's seeds against the committed chain", failures, `${dealt.length} hand(s)`)];
   if (draws.length) checked.push(result("every card drawn from the stock", draws.flat(), `${dealt.length} hand(s), every draw before a rebuilt stock`));
+  if (doc.rules.family === "shedding") {
+    checked.push(result("every card dealt, played and picked up (Tens-shedding)", shed.failures,
+      `${dealt.length} round(s): each of the ${shed.shown} cards the events name where its round's deal put it`));
+  }
   return checked;
 }
 
@@ -76,6 +84,19 @@ async function drawsOf(doc, events, from, data, seats) {
     }
   }
   return [];
+}
+
+// A Tens-shedding round: the dealer its seed draws (first round), then every card its
+// events show against the 19 cards the deal gave each seat.
+async function roundOf(doc, events, from, data, seats, shed) {
+  const derived = await derive(unhex(data.seed), data.hand, data.dealer, seats, doc.variant, doc.rules);
+  if (derived.dealer !== data.dealer) {
+    shed.failures.push(`version ${from}: hand ${data.hand}: data.dealer is seat ${data.dealer + 1}, the seed says seat ${derived.dealer + 1}`);
+  }
+  const after = events.filter((e) => e.version > from).map((e) => ({ where: `version ${e.version}`, type: e.type, data: e.data }));
+  const found = sheddingPlays(data.hand, derived, after);
+  shed.failures.push(...found.failures);
+  shed.shown += found.shown;
 }
 
 export async function checkExport(doc) {

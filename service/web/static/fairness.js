@@ -2,6 +2,7 @@
 // game's events (the seed chain's anchor, each hand's commitment, seat seeds and revealed
 // seeds) and the hand's replay (every card at each step). Each check says where it looked.
 
+import { sheddingPlays } from "./sheddingcheck.js";
 import { WordStream, hashedTimes, handSeed, hex, sha256, unhex, unshuffled } from "./shuffle.js";
 
 const CARDS_EACH = 19; // Tens-shedding: 4 face-down stack cards and 15 to choose from
@@ -38,7 +39,7 @@ export async function derive(seed, hand, dealer, players, variant, rules) {
     const seats = [];
     for (let k = 0; k < players; k += 1) {
       const cards = deck.slice(k * CARDS_EACH, (k + 1) * CARDS_EACH);
-      seats[(dealer + 1 + k) % players] = { faceDown: cards.slice(0, 4), hand: cards.slice(4) };
+      seats[(drawnDealer + 1 + k) % players] = { faceDown: cards.slice(0, 4), hand: cards.slice(4) };
     }
     return { dealer: drawnDealer, seats, grabs, stream };
   }
@@ -46,7 +47,7 @@ export async function derive(seed, hand, dealer, players, variant, rules) {
   const deck = await stream.shuffled(unshuffled(size.decks, size.jokers));
   const per = 2 * rules.columns;
   const layouts = [];
-  for (let k = 0; k < players; k += 1) layouts[(dealer + 1 + k) % players] = deck.slice(k * per, (k + 1) * per);
+  for (let k = 0; k < players; k += 1) layouts[(drawnDealer + 1 + k) % players] = deck.slice(k * per, (k + 1) * per);
   let top = players * per;
   let turnedUp = null;
   if (rules.turn_up !== "none") turnedUp = deck[top++];
@@ -108,6 +109,17 @@ function dealtChecked(table, derived, variant) {
   return check(name, true, `${derived.layouts.length} layouts, the turned-up card and a stock of ${stock.length}`);
 }
 
+// Tens-shedding: every card the round's events show, where the deal put it.
+function playsChecked(hand, steps, at, derived) {
+  const events = steps.slice(at + 1).map(({ event, version }, i) => {
+    const { type, ...data } = event;
+    return { where: `step ${at + 2 + i} (version ${version})`, type, data }; // as the page counts steps, from 1
+  });
+  const { failures, shown } = sheddingPlays(hand, derived, events);
+  return check("every card laid, played, turned and picked up", failures.length === 0,
+    failures.length ? failures.slice(0, 3).join("; ") : `${shown} cards, each where the deal put it`);
+}
+
 // docs/SHUFFLE.md section 10: each seat's seed for a hand is the last its holder set after
 // the chain covering the hand was committed and before the deal, else its name as claimed.
 function seatSeedsBefore(events, dealtVersion, seats) {
@@ -166,5 +178,6 @@ export async function checkHand(events, replay, rules) {
   const at = replay.steps.findIndex((s) => s.event.type === "hand.dealt");
   checks.push(dealtChecked(replay.steps[at].table, derived, replay.variant));
   if (replay.variant !== "tens-shedding") checks.push(await drawsChecked(replay.steps.slice(at), derived));
+  else checks.push(playsChecked(hand, replay.steps, at, derived));
   return checks;
 }
