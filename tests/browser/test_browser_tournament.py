@@ -1,6 +1,7 @@
 """A tournament from the organiser's page (open it, register players, start each round), its
 games played out by the service's bot for seats that resigned, and the standings page: live
-from the NDJSON stream, as of a round, and as a CSV file, each equal to the API's answer."""
+from the NDJSON stream, as of a round, and as a CSV file, each equal to the API's answer.
+Bot players registered on the organiser's page, and a refused registration shown as text."""
 
 from __future__ import annotations
 
@@ -114,3 +115,76 @@ def test_a_tournament_organised_and_followed_in_the_browser(
     watcher.click("#rounds section[aria-label='round 1'] a:has-text('hand 1')")
     watcher.wait_for_selector("body[data-fairness]")
     assert watcher.get_attribute("body", "data-fairness") == "passed"
+
+
+def register(page: Page, name: str, kind: str) -> None:
+    """On the organiser's page: a person (`kind` "person") or a bot of that level."""
+    page.fill("#player", name)
+    page.select_option("#player-kind", kind)
+    page.click("#register button[type=submit]")
+
+
+def test_the_organiser_registers_bots_and_sees_refusals_as_text(page: Page, base: str) -> None:
+    page.goto("/organise")
+    page.wait_for_selector("body[data-ready=yes]")
+    page.fill("form#create input[name=name]", "Bots night")
+    page.fill("form#create input[name=rounds]", "1")
+    page.fill("form#create input[name=hands]", "1")
+    page.click("form#create button[type=submit]")
+    page.wait_for_selector("body[data-phase=registering]")
+    (tournament,) = page.evaluate("JSON.parse(localStorage.getItem('fairway.organisers'))")
+    players = {"Ada": "person", "Robo": "greedy", HOSTILE: "random", "Deep Thought": "strong"}
+    for name, kind in players.items():
+        register(page, name, kind)
+        page.wait_for_function(
+            "(n) => [...document.querySelectorAll('#players .name')]"
+            ".some((e) => e.textContent === n)",
+            arg=name,
+            timeout=WAIT_MS,
+        )
+    assert page.query_selector("#players b") is None  # the hostile name is text
+    shown = page.eval_on_selector_all(
+        "#players li",
+        "(rows) => rows.map((r) => [r.querySelector('.name').textContent,"
+        " r.dataset.bot || null, r.querySelector('.bot')?.textContent || null])",
+    )
+    expected = [[n, None if k == "person" else k] for n, k in players.items()]
+    assert [row[:2] for row in shown] == expected
+    assert [row[2] for row in shown] == [
+        None if k == "person" else f"{k} bot" for k in players.values()
+    ]
+    screenshots(page, "organise-bots")
+    assert violations(page) == [], "the organiser's page with bots"
+
+    info = httpx.get(f"{base}/tournaments/{tournament}").json()
+    assert [[p["name"], p["bot"]] for p in info["players"]] == expected
+    version = info["version"]
+
+    # A name already taken, this time for a bot: the API's problem, as text; nothing stored.
+    register(page, "Robo", "strong")
+    page.wait_for_selector("#notice.error", timeout=WAIT_MS)
+    kept = page.evaluate("JSON.parse(localStorage.getItem('fairway.organisers'))")
+    again = httpx.post(
+        f"{base}/tournaments/{tournament}/players",
+        json={"name": "Robo", "bot": "strong"},
+        headers={"Authorization": f"Bearer {kept[tournament]['token']}"},
+    )
+    assert again.status_code == 409, again.text
+    assert again.json()["code"] == "name_taken"
+    assert page.inner_text("#notice") == f"Could not register Robo: {again.json()['detail']}"
+    after = httpx.get(f"{base}/tournaments/{tournament}").json()
+    assert after["version"] == version
+    assert [[p["name"], p["bot"]] for p in after["players"]] == expected
+    assert set(kept[tournament]["players"]) == {"Ada"}  # only a person has a token to hand over
+
+    # The bots take their seats as bot seats of their level, and the standings mark them.
+    page.click("#next-round")
+    page.wait_for_selector("body[data-round='1']")
+    (round_one,) = httpx.get(f"{base}/tournaments/{tournament}").json()["played"]
+    seated = {}
+    for table in round_one["tables"]:
+        game = httpx.get(f"{base}/games/{table['game_id']}").json()
+        seated.update({s["name"]: s.get("bot") for s in game["seats"]})
+    assert seated == {n: None if k == "person" else k for n, k in players.items()}
+    standings = httpx.get(f"{base}/tournaments/{tournament}/standings").json()
+    assert {r["player"]: r["bot"] for r in standings["rows"]} == seated

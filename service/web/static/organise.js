@@ -1,9 +1,12 @@
-// An organiser's page: open a tournament, register its players, start each round. The
-// organiser's token and the players' tokens (to hand to each player) stay in this browser.
+// An organiser's page: open a tournament, register its players (people, or bots of a
+// level the API names), start each round. The organiser's token and the players' tokens
+// (to hand to each player) stay in this browser; a bot player has no token.
 
 import { api, h } from "./api.js";
 
 const KEY = "fairway.organisers";
+const BOT_LEVELS = ["random", "greedy", "strong"]; // POST /tournaments/{id}/players `bot`
+let kind = "person"; // what the registration form offers first: the last kind registered
 const form = document.getElementById("create");
 const notice = document.getElementById("notice");
 
@@ -50,19 +53,26 @@ async function manage(id) {
   const mine = kept()[id];
   const info = await api("GET", `/tournaments/${id}`);
   const box = document.getElementById("manage");
-  const name = h("input", { id: "player", maxlength: "40", "aria-label": "player's name" });
-  const register = h("form", { class: "buttons", onsubmit: async (event) => {
+  const name = h("input", { id: "player", maxlength: "40", required: true, "aria-label": "player's name" });
+  const level = h("select", { id: "player-kind", "aria-label": "a person or a bot" },
+    h("option", { value: "person", selected: kind === "person" }, "a person"),
+    BOT_LEVELS.map((bot) => h("option", { value: bot, selected: kind === bot }, `a ${bot} bot`)));
+  const register = h("form", { class: "buttons", id: "register", onsubmit: async (event) => {
     event.preventDefault();
+    const body = { name: name.value.trim() };
+    if (level.value !== "person") body.bot = level.value;
     try {
-      const made = await api("POST", `/tournaments/${id}/players`, { token: mine.token, body: { name: name.value.trim() } });
-      mine.players[made.name] = made.token;
+      const made = await api("POST", `/tournaments/${id}/players`, { token: mine.token, body });
+      if (made.token) mine.players[made.name] = made.token;
       keep(id, mine);
+      kind = level.value;
+      say(made.bot ? `Registered ${made.name}, a ${made.bot} bot.` : `Registered ${made.name}.`);
       await manage(id);
       document.getElementById("player")?.focus();
     } catch (error) {
-      say(`Could not register: ${error.message}`, "error");
+      say(`Could not register ${body.name || "the player"}: ${error.message}`, "error");
     }
-  } }, name, h("button", { type: "submit" }, "register"));
+  } }, name, level, h("button", { type: "submit" }, "register"));
   const next = h("button", { type: "button", id: "next-round", class: "primary", onclick: async () => {
     try {
       const round = await api("POST", `/tournaments/${id}/rounds`, { token: mine.token, body: {} });
@@ -77,7 +87,10 @@ async function manage(id) {
       h("a", { href: `/standings/${id}` }, "standings")),
     info.phase === "registering" ? register : "",
     h("h3", {}, "Players"),
-    h("ul", { class: "games", id: "players" }, info.players.map((p) => h("li", { class: "game" }, h("span", { class: "name" }, p.name),
+    h("ul", { class: "games", id: "players" }, info.players.map((p) => h("li", { class: "game", dataset: p.bot ? { bot: p.bot } : {} },
+      h("span", { class: "name" }, p.name),
+      p.bot ? h("span", { class: "bot" }, `${p.bot} bot`) : "",
+      p.withdrawn ? h("small", {}, "withdrawn") : "",
       mine.players[p.name] ? h("small", {}, " token to hand over: ", h("code", {}, mine.players[p.name])) : ""))),
     info.phase === "ended" ? h("p", {}, "The tournament has ended.") : next,
   );
