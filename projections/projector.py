@@ -17,9 +17,11 @@ for ever past events the store will never hold: it is rebuilt from zero instead,
 (`projection_feed_changed`) and counted (`fairway_projection_rebuilds_total` by reason).
 
 Failures: an unreachable store (Redis or the event store) is retried with back-off, and the
-projections catch up when it returns; a version gap stops that projection (state `failed`,
-logged, shown in status and metrics) until an operator rebuilds it (or the feed is found to
-have changed), and the projector then follows the new generation.
+projections catch up when it returns; so is anything unexpected (logged with its traceback as
+`projection_crashed`), since a projection whose task ended would stay behind unseen. A
+version gap stops that projection (state `failed`, logged, shown in status and metrics)
+until an operator rebuilds it (or the feed is found to have changed), and the projector then
+follows the new generation.
 """
 
 from __future__ import annotations
@@ -227,6 +229,15 @@ class Projector:
             except (ProjectionsUnavailable, StoreUnavailable) as error:
                 self._note(name, "waiting", self.progress[name].generation, error=str(error))
                 self._emit("projection_waiting", projection=name, error=str(error))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+                continue
+            except Exception as error:  # a projection that stopped here would stay behind
+                # for ever with nothing said (the task's exception unread): say it, back off,
+                # and ensure again. Seen: redis-py's cluster client racing two first
+                # connections to one node (AttributeError from inside the client).
+                self._note(name, "waiting", self.progress[name].generation, error=repr(error))
+                log.exception("projection_crashed", projection=name, error=repr(error))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
                 continue

@@ -19,17 +19,30 @@ from projections.projector import Projector
 from projections.store import ProjectionStore
 
 
-async def caught_up(pstore: ProjectionStore, mark: Checkpoint) -> None:
-    """Until every projection's live generation has applied the feed through `mark`."""
+CATCH_UP_WITHIN = 120.0
+"""Seconds a projector has to apply the feed through a mark: a bound for a broken build (a
+projection that stopped), far above what a build here takes; never timed as such."""
+
+
+async def caught_up(
+    pstore: ProjectionStore, mark: Checkpoint, within: float = CATCH_UP_WITHIN
+) -> None:
+    """Until every projection's live generation has applied the feed through `mark`; fails,
+    naming those behind, after `within` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    behind = [projection.name for projection in PROJECTIONS]
     while True:
         with contextlib.suppress(ProjectionsUnavailable):
-            behind = False
+            behind = []
             for projection in PROJECTIONS:
                 number = await pstore.alias(projection.name)
                 meta = None if number is None else await pstore.generation(projection.name, number)
-                behind = behind or meta is None or meta.checkpoint < mark
+                if meta is None or meta.checkpoint < mark:
+                    behind.append(projection.name)
             if not behind:
                 return
+        assert loop.time() < deadline, f"not caught up with {mark} in {within} s: {behind}"
         await asyncio.sleep(0.05)
 
 

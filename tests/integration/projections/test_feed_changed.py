@@ -37,6 +37,8 @@ from tests.support.projected import built_to, caught_up, dumps
 from tests.support.redis_keys import forget
 
 pytestmark = pytest.mark.integration
+WITHIN = 120.0
+"""Seconds a wait here may take at most: a bound for a broken build, never timed as such."""
 
 
 class Databases:
@@ -134,26 +136,29 @@ async def append_games(url: str, count: int, seed: int) -> list[str]:
 async def serving(pstore: ProjectionStore, feed: PostgresStore, game: str) -> Checkpoint:
     """Until every projection's live generation has applied the whole feed (through a
     marker appended now) and the lobby lists `game`; the marker's checkpoint."""
-    while True:
-        try:
-            mark = await settled_checkpoint(feed)
-            break
-        except StoreUnavailable:  # its pool's connections went with the database they were to
-            await asyncio.sleep(0.1)
+    async with asyncio.timeout(WITHIN):
+        while True:
+            try:
+                mark = await settled_checkpoint(feed)
+                break
+            except StoreUnavailable:  # its pool's connections went with the database
+                await asyncio.sleep(0.1)
     await caught_up(pstore, mark)
-    while await pstore.get("lobby", listing_key(game)) is None:
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(WITHIN):
+        while await pstore.get("lobby", listing_key(game)) is None:
+            await asyncio.sleep(0.05)
     return mark
 
 
 async def rebuilt(pstore: ProjectionStore, reason: str) -> None:
-    """Until every projection was rebuilt for `reason`."""
-    while True:
-        with contextlib.suppress(ProjectionsUnavailable):
-            counts = [await pstore.rebuilds(p.name) for p in PROJECTIONS]
-            if all(reason in count for count in counts):
-                return
-        await asyncio.sleep(0.05)
+    """Until every projection was rebuilt for `reason` (fails after `WITHIN` seconds)."""
+    async with asyncio.timeout(WITHIN):
+        while True:
+            with contextlib.suppress(ProjectionsUnavailable):
+                counts = [await pstore.rebuilds(p.name) for p in PROJECTIONS]
+                if all(reason in count for count in counts):
+                    return
+            await asyncio.sleep(0.05)
 
 
 async def from_zero(url: str, redis_url: str, mark: Checkpoint) -> dict[str, dict[str, object]]:
