@@ -186,6 +186,7 @@ def create_app(
             metrics.count_by("events_unreadable", "kind", found.kind)
 
         opened.unreadable.listeners.append(unreadable)
+        opened.append_batches.append(metrics.observe_append_batch)
         holder["games"] = GameService(
             opened,
             metrics,
@@ -251,6 +252,7 @@ def create_app(
             await limiter.close()
             metrics.close()
             opened.unreadable.listeners.remove(unreadable)
+            opened.append_batches.remove(metrics.observe_append_batch)
             if store is None:
                 await opened.close()
             log.info("stopped")
