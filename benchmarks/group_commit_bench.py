@@ -31,10 +31,10 @@ from psycopg import conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.load.processes import postgres_pids, proc_cpu, self_cpu, wait_quiet  # noqa: E402
-from benchmarks.store_bench import event  # noqa: E402
-from events.migrate import migrate  # noqa: E402
-from events.store import PostgresStore  # noqa: E402
+from benchmarks.load.processes import postgres_pids, proc_cpu, self_cpu, wait_quiet
+from benchmarks.store_bench import event
+from events.migrate import migrate
+from events.store import PostgresStore
 
 
 def cpu_model() -> str:
@@ -107,8 +107,8 @@ async def compare(
 ) -> None:
     runs: dict[str, list[Run]] = {"on": [], "off": []}
     for round_ in range(args.rounds):
-        busy = await wait_quiet(args.quiet_wait)
-        print(f"  (round {round_ + 1}: machine {busy:.0%} busy, load {load()})")
+        await wait_quiet(args.quiet_wait)
+        print(f"  (round {round_ + 1}: load average {load()})")
         order = ("on", "off") if round_ % 2 == 0 else ("off", "on")
         for kind in order:
             store = on if kind == "on" else off
