@@ -111,6 +111,9 @@ class GroupCommit:
                 outcomes = await self._commit(batch)
                 for pending, outcome in zip(batch, outcomes, strict=True):
                     _settle(pending.future, outcome)
+                # One turn of the event loop (no timer): callers just answered that append
+                # again at once join the next batch instead of one of them going alone.
+                await asyncio.sleep(0)
         finally:  # cancelled: an append in flight may have committed, a queued one has not
             for pending in batch:
                 _settle(pending.future, StoreUnavailable("the append was interrupted"))

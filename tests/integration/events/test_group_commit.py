@@ -94,6 +94,20 @@ async def test_concurrent_appends_commit_together_each_answered_with_its_own_res
     assert len(transactions) == 2, "the 23 that waited were committed in one transaction"
 
 
+async def test_appenders_answered_together_append_again_together(pg: Recording) -> None:
+    """Each appends three times in a row, the next as soon as the last is answered: those
+    answered by one commit all join the next, none goes ahead alone."""
+    store = pg.store
+
+    async def three(stream_id: str) -> None:
+        for version in range(3):
+            await store.append(stream_id, version, [new()])
+
+    await asyncio.wait_for(asyncio.gather(*(three(stream()) for _ in range(4))), 30)
+
+    assert pg.sizes == [1, 4, 4, 3]
+
+
 async def test_a_conflicting_append_fails_alone_as_it_would_alone(pg: Recording) -> None:
     store = pg.store
     contested = stream()
