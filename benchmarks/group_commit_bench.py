@@ -107,7 +107,8 @@ async def compare(
 ) -> None:
     runs: dict[str, list[Run]] = {"on": [], "off": []}
     for round_ in range(args.rounds):
-        await wait_quiet(args.quiet_wait)
+        if args.quiet_wait > 0:
+            await wait_quiet(args.quiet_wait)
         print(f"  (round {round_ + 1}: load average {load()})")
         order = ("on", "off") if round_ % 2 == 0 else ("off", "on")
         for kind in order:
@@ -133,7 +134,9 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pool", type=int, default=10, help="pool size of each store")
-    parser.add_argument("--quiet-wait", type=float, default=20.0)
+    parser.add_argument(
+        "--quiet-wait", type=float, default=10.0, help="wait up to this long for a quiet machine"
+    )
     args = parser.parse_args()
 
     name = f"fairway_bench_{secrets.token_hex(4)}"
