@@ -176,6 +176,7 @@ def create_app(
             settings.data_dir,
             pool_max_size=settings.pool_size,
             db_timeout=settings.db_timeout,
+            group_commit=settings.group_commit,
         )
         holder["store"] = opened
         keyring = ReceiptKeys(opened, receipt_key(settings), settings.receipt_retired_keys)
