@@ -275,6 +275,9 @@ def main() -> None:
         " (service/cli/serve.py does it itself since 4fae87d)",
     )
     parser.add_argument("--pool-size", type=int, default=10, help="FAIRWAY_POOL_SIZE")
+    parser.add_argument(
+        "--group-commit", choices=["on", "off"], default="on", help="FAIRWAY_GROUP_COMMIT"
+    )
     parser.add_argument("--depth", type=int, default=2000, help="0 skips the depth phase")
     parser.add_argument("--depth-samples", type=int, default=200)
     parser.add_argument(

@@ -94,6 +94,7 @@ def start_server(
         "FAIRWAY_RATE_LIMIT_PER_SECOND": "1e9",
         "FAIRWAY_RATE_LIMIT_BURST": "1000000000",
         "FAIRWAY_POOL_SIZE": str(args.pool_size),
+        "FAIRWAY_GROUP_COMMIT": args.group_commit,
         **projection_env(args),
         "PYTHONPATH": os.pathsep.join(
             p for p in (patch_dir, args.server_path, str(ROOT), os.environ.get("PYTHONPATH")) if p

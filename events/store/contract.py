@@ -8,7 +8,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
@@ -46,6 +46,9 @@ class EventStore(abc.ABC):
         self._appended = asyncio.Event()
         self.unreadable = Sightings()
         """Reports each row this code cannot decode once (add a listener to count them)."""
+        self.append_batches: list[Callable[[int], None]] = []
+        """Each is told how many appends every commit carried: PostgreSQL's group commit
+        (postgres_group.py); the embedded store commits each append alone and tells none."""
 
     @abc.abstractmethod
     async def append(

@@ -20,11 +20,14 @@ async def open_store(
     pool_max_size: int = 10,
     poll_interval: float = 0.5,
     db_timeout: float = 2.0,
+    group_commit: bool = True,
 ) -> EventStore:
     """An open store; `await store.close()` (or `async with`) when done. `data_dir` holds
     the embedded store's file and is not used with PostgreSQL. `db_timeout`: the longest
     one PostgreSQL operation may take, the wait for a pooled connection included, before it
-    raises `StoreUnavailable` (a database that goes silent holds no request longer)."""
+    raises `StoreUnavailable` (a database that goes silent holds no request longer).
+    `group_commit`: PostgreSQL appends that arrive while another commits go together in the
+    next transaction (events/store/postgres_group.py)."""
     if database_url:
         return await PostgresStore.open(
             database_url,
@@ -33,5 +36,6 @@ async def open_store(
             max_size=pool_max_size,
             poll_interval=poll_interval,
             timeout=db_timeout,
+            group_commit=group_commit,
         )
     return await EmbeddedStore.open(Path(data_dir), codec=codec, poll_interval=poll_interval)

@@ -2,9 +2,11 @@
 
 Append is one call of `fairway_append` (SECURITY DEFINER: the app role may not INSERT;
 events/migrations/0004_append_only_through_the_function.sql) in an implicit transaction:
-one round trip, prepared. Once it has committed, a notifier task sends
-`NOTIFY fairway_events` as a transaction of its own (never inside the append, where it would
-serialise every commit), one NOTIFY for a whole burst of appends. The feed reads only rows of
+one round trip. Appends that arrive while another commits wait and then go together, each
+still one call of `fairway_append`, in one statement (group commit: postgres_group.py).
+Once it has committed, a notifier task sends `NOTIFY fairway_events` as a transaction of its
+own (never inside the append, where it would serialise every commit), one NOTIFY for a
+whole burst of appends. The feed reads only rows of
 transactions older than the snapshot's xmin, which have all ended: a transaction that commits
 late is never skipped (docs/EVENT_STORE.md).
 
@@ -30,6 +32,7 @@ from events.store.base import (
     AppendResult,
     Checkpoint,
     NewEvent,
+    PreparedEvent,
     RecordedEvent,
     RegisteredKey,
     StoreError,
@@ -38,7 +41,14 @@ from events.store.base import (
     check_stream_id,
 )
 from events.store.contract import EventStore
-from events.store.postgres_connections import Deadline, Translate, connection_settings, lost
+from events.store.postgres_connections import (
+    Deadline,
+    Translate,
+    connection_settings,
+    database_error,
+    lost,
+)
+from events.store.postgres_group import GroupCommit, Outcome, Pending, Rows
 from events.store.postgres_sql import (
     CHANNEL,
     FEED_HEAD,
@@ -49,6 +59,7 @@ from events.store.postgres_sql import (
     RECEIPT_KEYS,
     REGISTER_RECEIPT_KEY,
     STREAM_VERSION,
+    append_batch_call,
     append_call,
 )
 
@@ -71,6 +82,8 @@ class PostgresStore(EventStore):
         poll_interval: float,
         notify_delay: float = 0.0,
         timeout: float = 2.0,
+        group_commit: bool = True,
+        max_batch: int = 32,
     ) -> None:
         super().__init__(codec, poll_interval)
         self._pool = pool
@@ -81,6 +94,13 @@ class PostgresStore(EventStore):
         self._notifier: asyncio.Task[None] | None = None
         self._notify_due = asyncio.Event()
         self._notify_delay = notify_delay
+        self._group = (
+            GroupCommit(
+                self._append_alone, self._append_together, self._batch_sent, max_batch, timeout
+            )
+            if group_commit
+            else None
+        )
 
     @classmethod
     async def open(
@@ -94,10 +114,14 @@ class PostgresStore(EventStore):
         notify_delay: float = 0.002,
         timeout: float = 2.0,
         startup_timeout: float = 10.0,
+        group_commit: bool = True,
+        max_batch: int = 32,
     ) -> PostgresStore:
         """`timeout`: the longest one operation may take, the wait for a pooled connection
         included; past it the operation raises `StoreUnavailable`. `startup_timeout`: how
-        long to wait for the pool's first connections."""
+        long to wait for the pool's first connections. `group_commit`: appends that arrive
+        while a commit runs go together in the next one, at most `max_batch` of them
+        (events/store/postgres_group.py); off, each append is its own transaction."""
         settings = connection_settings(database_url, timeout)
         try:  # fail fast, and with the server's own reason (refused, no such database...)
             probe = await psycopg.AsyncConnection.connect(database_url, **settings)
@@ -121,9 +145,20 @@ class PostgresStore(EventStore):
             await pool.close()
             raise StoreUnavailable(f"cannot reach the event store database: {exc}") from None
         codec = codec or default_codec()
-        return cls(pool, database_url, codec, poll_interval, notify_delay, timeout)
+        return cls(
+            pool,
+            database_url,
+            codec,
+            poll_interval,
+            notify_delay,
+            timeout,
+            group_commit,
+            max_batch,
+        )
 
     async def close(self) -> None:
+        if self._group is not None:
+            await self._group.close()
         for task in (self._listener, self._notifier):
             if task is not None:
                 task.cancel()
@@ -140,20 +175,59 @@ class PostgresStore(EventStore):
         self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
     ) -> AppendResult:
         prepared = self._prepare(stream_id, expected_version, events)
-        query, params = append_call(stream_id, expected_version, prepared)
-        with Translate(stream_id, expected_version):
-            async with self._connection() as conn:
-                rows = await (await conn.execute(query, params)).fetchall()
-        self._notify_soon()
+        if self._group is not None:
+            rows = await self._group.append(stream_id, expected_version, prepared)
+        else:
+            self._batch_sent(1)
+            rows = await self._append_alone(stream_id, expected_version, prepared)
         rows.sort()
         return AppendResult(
             stream_id,
             rows[0][0],
             rows[-1][0],
             tuple(r[1] for r in rows),
-            rows[-1][2],
+            bytes(rows[-1][2]),
             tuple(bytes(r[2]) for r in rows),
         )
+
+    async def _append_alone(
+        self, stream_id: str, expected_version: int, prepared: list[PreparedEvent]
+    ) -> Rows:
+        query, params = append_call(stream_id, expected_version, prepared)
+        with Translate(stream_id, expected_version):
+            async with self._connection() as conn:
+                rows = await (await conn.execute(query, params)).fetchall()
+        self._notify_soon()
+        return rows
+
+    async def _append_together(self, batch: Sequence[Pending]) -> list[Outcome]:
+        """One transaction for the whole batch; each append's rows or exception. Sorted by
+        stream id (stably: one stream's appends keep their order), so that two batches take
+        their streams' locks in the same order and never deadlock."""
+        order = sorted(range(len(batch)), key=lambda i: batch[i].stream_id)
+        query, params = append_batch_call(
+            [(batch[i].stream_id, batch[i].expected, batch[i].prepared) for i in order]
+        )
+        with Translate():
+            async with self._connection() as conn:
+                rows = await (await conn.execute(query, params)).fetchall()
+        self._notify_soon()
+        outcomes: list[Outcome] = [[] for _ in batch]
+        for number, version, position, digest, state, message, detail, constraint in rows:
+            i = order[number - 1]
+            found = outcomes[i]
+            if state is None and isinstance(found, list):
+                found.append((version, position, digest))
+            else:
+                one = batch[i]
+                outcomes[i] = database_error(
+                    one.stream_id, one.expected, state, message, detail, constraint
+                )
+        return [o or StoreError("the batch returned nothing for this append") for o in outcomes]
+
+    def _batch_sent(self, size: int) -> None:
+        for listener in self.append_batches:
+            listener(size)
 
     async def _register_receipt_key(self, key_id: str, public_key: bytes) -> None:
         with Translate():

@@ -124,27 +124,44 @@ class Translate:
             return
         if isinstance(exc, psycopg_pool.PoolClosed):
             raise StoreError("the event store is closed") from None
-        state = exc.sqlstate or ""
-        if state == "FW001":
-            actual = int(exc.diag.message_detail or "0")
-            raise ConcurrencyError(self.stream_id, self.expected, actual) from None
-        if state == "FW002" or (
-            isinstance(exc, psycopg.errors.UniqueViolation)
-            and exc.diag.constraint_name == "events_event_id_key"
-        ):
-            raise EventIdConflict(
-                f"stream {self.stream_id}: {exc.diag.message_primary or 'event id stored'}"
-            ) from None
-        if state == "FW004":
-            raise InvalidStreamId(self.stream_id) from None
-        if isinstance(exc, psycopg.OperationalError) or state[:2] in ("08", "53", "57"):
+        state = exc.sqlstate or ("22000" if isinstance(exc, psycopg.DataError) else "")
+        # psycopg calls our own codes (FW...) operational errors too: they are not
+        if isinstance(exc, psycopg.OperationalError) and not state.startswith("FW"):
             raise StoreUnavailable(f"event store unavailable: {exc}") from None
-        if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.UndefinedFunction):
-            # New code on a database not migrated yet (a rolling deploy run out of order).
-            raise StoreError(
-                f"the database is not migrated ({exc.diag.message_primary}): run `fairway "
-                "migrate` with this release"
-            ) from None
-        if isinstance(exc, psycopg.errors.DataError):
-            raise InvalidEvent(f"rejected by the database: {exc}") from None
-        raise StoreError(f"event store failure: {state} {exc}") from None
+        raise database_error(
+            self.stream_id,
+            self.expected,
+            state,
+            exc.diag.message_primary or str(exc),
+            exc.diag.message_detail,
+            exc.diag.constraint_name,
+        ) from None
+
+
+def database_error(
+    stream_id: str,
+    expected: int,
+    state: str,
+    message: str,
+    detail: str | None = None,
+    constraint: str | None = None,
+) -> StoreError:
+    """The store's exception for an error the database reported (its SQLSTATE, message,
+    detail and constraint name), on an append to `stream_id` at `expected` or elsewhere:
+    whether psycopg raised it or `fairway_append_batch` reported it for one append."""
+    if state == "FW001":
+        return ConcurrencyError(stream_id, expected, int(detail or "0"))
+    if state == "FW002" or (state == "23505" and constraint == "events_event_id_key"):
+        return EventIdConflict(f"stream {stream_id}: {message or 'event id stored'}")
+    if state == "FW004":
+        return InvalidStreamId(stream_id)
+    if state[:2] in ("08", "53", "57"):
+        return StoreUnavailable(f"event store unavailable: {message}")
+    if state in ("42P01", "42883"):  # undefined table, undefined function
+        # New code on a database not migrated yet (a rolling deploy run out of order).
+        return StoreError(
+            f"the database is not migrated ({message}): run `fairway migrate` with this release"
+        )
+    if state[:2] == "22":  # data exception
+        return InvalidEvent(f"rejected by the database: {message}")
+    return StoreError(f"event store failure: {state} {message}")

@@ -1,9 +1,11 @@
 """The statements the PostgreSQL store sends: the call of `fairway_append` (one event, or
-arrays of them), the reads of a stream, the feed and the stream list, the NOTIFY that wakes
-readers, and the receipt keys' registry. Parameters are bound, never formatted in."""
+arrays of them) and of `fairway_append_batch` (several appends at once), the reads of a
+stream, the feed and the stream list, the NOTIFY that wakes readers, and the receipt keys'
+registry. Parameters are bound, never formatted in."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, LiteralString
 
 from events.store.base import PreparedEvent
@@ -17,6 +19,11 @@ _APPEND: Final = (
 _APPEND_ONE: Final = (  # the same function for one event, without arrays (cheaper to send)
     "SELECT stream_version, global_position, hash FROM fairway_append("
     "%b::text, %b::int4, %b::uuid, %b::text, %b::int4, %b::text, %b::text)"
+)
+_APPEND_BATCH: Final = (  # events/migrations/0007_append_batch.sql
+    "SELECT append_no, stream_version, global_position, hash, error_state, error_message,"
+    " error_detail, error_constraint FROM fairway_append_batch(%b::text[], %b::int4[],"
+    " %b::int4[], %b::uuid[], %b::text[], %b::int4[], %b::text[], %b::text[])"
 )
 NOTIFY: Final = f"NOTIFY {CHANNEL}"
 # `events.` in ORDER BY: a bare `tx_id` would sort by the output column (the int8 cast)
@@ -82,4 +89,22 @@ def append_call(
         [p.schema_version for p in prepared],
         [p.data.decode() for p in prepared],
         [p.metadata.decode() for p in prepared],
+    )
+
+
+def append_batch_call(
+    appends: Sequence[tuple[str, int, list[PreparedEvent]]],
+) -> tuple[LiteralString, tuple[object, ...]]:
+    """The statement and parameters of `fairway_append_batch` for these appends (stream id,
+    expected version, events), in this order; its rows name each append by its place from 1."""
+    events = [p for _, _, prepared in appends for p in prepared]
+    return _APPEND_BATCH, (
+        [stream_id for stream_id, _, _ in appends],
+        [expected for _, expected, _ in appends],
+        [len(prepared) for _, _, prepared in appends],
+        [p.event_id for p in events],
+        [p.type for p in events],
+        [p.schema_version for p in events],
+        [p.data.decode() for p in events],
+        [p.metadata.decode() for p in events],
     )

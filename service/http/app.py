@@ -176,6 +176,7 @@ def create_app(
             settings.data_dir,
             pool_max_size=settings.pool_size,
             db_timeout=settings.db_timeout,
+            group_commit=settings.group_commit,
         )
         holder["store"] = opened
         keyring = ReceiptKeys(opened, receipt_key(settings), settings.receipt_retired_keys)
@@ -186,6 +187,7 @@ def create_app(
             metrics.count_by("events_unreadable", "kind", found.kind)
 
         opened.unreadable.listeners.append(unreadable)
+        opened.append_batches.append(metrics.observe_append_batch)
         holder["games"] = GameService(
             opened,
             metrics,
@@ -251,6 +253,7 @@ def create_app(
             await limiter.close()
             metrics.close()
             opened.unreadable.listeners.remove(unreadable)
+            opened.append_batches.remove(metrics.observe_append_batch)
             if store is None:
                 await opened.close()
             log.info("stopped")

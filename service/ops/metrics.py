@@ -12,7 +12,8 @@ worker that stops takes its share away; one killed with -9 leaves its last value
 instance restarts). Without several workers the values live in the process, as usual.
 
 What it shows: HELP and TYPE for every family; the counters the service keeps, each present
-from zero; HTTP requests by method, route and status and their latency by route; the gauges
+from zero; HTTP requests by method, route and status and their latency by route; how many appends
+each commit of the event store carried (`fairway_append_batch_size`); the gauges
 (event streams open, the cache's weight, the referee's tables); the process's CPU, memory and
 descriptors (`process_*`, one set per worker labelled by `pid` when there are several) and
 `python_info`; and `fairway_instance_info{instance}`, which names the instance
@@ -47,6 +48,7 @@ disable_created_metrics()  # no `_created` series beside each counter: nobody re
 
 MULTIPROCESS = "PROMETHEUS_MULTIPROC_DIR"
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 
 COUNTERS = {
     "commands": "Commands that appended events.",
@@ -109,6 +111,12 @@ class Metrics:
             buckets=_BUCKETS,
             registry=self.registry,
         )
+        self._append_batches = Histogram(
+            "fairway_append_batch_size",
+            "Appends committed together in one transaction (the event store's group commit).",
+            buckets=_BATCH_SIZES,
+            registry=self.registry,
+        )
         for name, text in COUNTERS.items():
             self._counter(name, text)
         for name, (label, values, text) in LABELLED.items():
@@ -133,6 +141,11 @@ class Metrics:
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self._requests.labels(method, route, str(status)).inc()
         self._latency.labels(route).observe(seconds)
+
+    def observe_append_batch(self, size: int) -> None:
+        """The event store committed `size` appends in one transaction (a listener of
+        `EventStore.append_batches`)."""
+        self._append_batches.observe(size)
 
     def count(self, name: str, amount: int = 1) -> None:
         self._counter(name).inc(amount)

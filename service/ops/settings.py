@@ -55,6 +55,9 @@ class Settings(msgspec.Struct, frozen=True):
     """Origins (`https://play.example`) whose pages may call the API from a browser; none
     by default, and `*` for any."""
     pool_size: int = 10
+    group_commit: bool = True
+    """Appends that arrive while another commits go together in the next transaction
+    (events/store/postgres_group.py); off: one transaction per append."""
     db_timeout: float = 2.0
     """Seconds one database operation may take, the wait for a pooled connection included;
     past it the request is answered 503 `unavailable` with Retry-After."""
@@ -161,6 +164,7 @@ class Settings(msgspec.Struct, frozen=True):
             trusted_proxies=read("FAIRWAY_TRUSTED_PROXIES", (), each(network)),
             cors_origins=read("FAIRWAY_CORS_ORIGINS", (), each(origin)),
             pool_size=read("FAIRWAY_POOL_SIZE", default.pool_size, integer(1)),
+            group_commit=read("FAIRWAY_GROUP_COMMIT", default.group_commit, flag),
             db_timeout=read("FAIRWAY_DB_TIMEOUT", default.db_timeout, positive),
             cache_events=read("FAIRWAY_CACHE_EVENTS", default.cache_events, integer(0)),
             cache_finished_games=read(

@@ -104,3 +104,13 @@ def test_readers_and_actors_on_one_game_get_no_5xx_and_every_action_is_stored_on
     first_action = acknowledged[0][0]
     tiled = [v for first, last in acknowledged for v in range(first, last + 1)]
     assert tiled == list(range(first_action, feed["version"] + 1))
+    for client in instances:  # the event store reports each commit's size to /metrics
+        if client.get("/ready").json()["store"] == "PostgresStore":
+            assert appends_committed(client) > 0
+
+
+def appends_committed(client: httpx.Client) -> float:
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith("fairway_append_batch_size_sum"):
+            return float(line.split()[-1])
+    return 0.0

@@ -60,3 +60,11 @@ def test_two_metrics_objects_in_one_process_keep_apart() -> None:
     one, other = Metrics(), Metrics()
     one.count("commands")
     assert other.counters["commands"] == 0
+
+
+def test_the_event_stores_commit_sizes_are_a_histogram() -> None:
+    metrics = Metrics()
+    metrics.observe_append_batch(1)
+    metrics.observe_append_batch(5)
+    sizes = families(metrics)["fairway_append_batch_size"]
+    assert (sizes["le=1.0"], sizes["le=4.0"], sizes["le=8.0"], sizes["le=+Inf"]) == (1, 1, 2, 2)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from service.contract.receipts import (
     KEY_FILE_NAME,
@@ -188,3 +188,28 @@ def test_retired_public_keys_are_read_as_base64url_or_base64() -> None:
     text = f"{base64.b64encode(public).decode()}, {base64.urlsafe_b64encode(public).decode()}"
     settings = Settings.from_env({"FAIRWAY_RECEIPT_RETIRED_KEYS": text})
     assert settings.receipt_retired_keys == (b64url(public), b64url(public))
+
+
+class CountedKey:
+    """A private key that counts how often its public key is derived."""
+
+    def __init__(self, seed: bytes) -> None:
+        self.real = Ed25519PrivateKey.from_private_bytes(seed)
+        self.derived = 0
+
+    def public_key(self) -> Ed25519PublicKey:
+        self.derived += 1
+        return self.real.public_key()
+
+    def sign(self, data: bytes) -> bytes:
+        return self.real.sign(data)
+
+
+def test_signing_receipts_derives_the_public_key_once_not_per_receipt() -> None:
+    counted = CountedKey(SEED)
+    key = ReceiptKey(counted)  # type: ignore[arg-type]
+    receipts = [sign(key, "3f9c0a1b2c3d4e5f", version, HASH) for version in range(1, 6)]
+    assert counted.derived == 1
+    assert key == ReceiptKey(counted)  # type: ignore[arg-type]
+    assert (key.key_id, key.public_key) == (KEY.key_id, KEY.public_key)
+    assert all(verify_receipt(receipt, KEY.public_key) for receipt in receipts)
