@@ -8,7 +8,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
@@ -46,6 +46,9 @@ class EventStore(abc.ABC):
         self._appended = asyncio.Event()
         self.unreadable = Sightings()
         """Reports each row this code cannot decode once (add a listener to count them)."""
+        self.wake_listeners: list[Callable[[], None]] = []
+        """Called whenever this store wakes its waiters (something was appended): a feed
+        replica, which cannot LISTEN, takes its wake-ups from here (events/store/replica.py)."""
 
     @abc.abstractmethod
     async def append(
@@ -183,6 +186,8 @@ class EventStore(abc.ABC):
     def _wake_waiters(self) -> None:
         signal, self._appended = self._appended, asyncio.Event()
         signal.set()
+        for listener in self.wake_listeners:
+            listener()
 
     def _prepare(
         self, stream_id: str, expected_version: int, events: Sequence[NewEvent]

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Final, LiteralString
+from typing import Any, Final, LiteralString, Self
 
 import psycopg
 import psycopg_pool
@@ -94,7 +94,7 @@ class PostgresStore(EventStore):
         notify_delay: float = 0.002,
         timeout: float = 2.0,
         startup_timeout: float = 10.0,
-    ) -> PostgresStore:
+    ) -> Self:
         """`timeout`: the longest one operation may take, the wait for a pooled connection
         included; past it the operation raises `StoreUnavailable`. `startup_timeout`: how
         long to wait for the pool's first connections."""

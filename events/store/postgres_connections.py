@@ -137,7 +137,14 @@ class Translate:
             ) from None
         if state == "FW004":
             raise InvalidStreamId(self.stream_id) from None
-        if isinstance(exc, psycopg.OperationalError) or state[:2] in ("08", "53", "57"):
+        # 40001 here is a hot standby cancelling a feed read that conflicts with the WAL it
+        # replays (the store reads at READ COMMITTED, so the primary never raises it): the
+        # read is retried, as after a lost connection.
+        if (
+            isinstance(exc, psycopg.OperationalError)
+            or state[:2] in ("08", "53", "57")
+            or (state == "40001")
+        ):
             raise StoreUnavailable(f"event store unavailable: {exc}") from None
         if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.UndefinedFunction):
             # New code on a database not migrated yet (a rolling deploy run out of order).
