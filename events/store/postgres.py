@@ -94,6 +94,7 @@ class PostgresStore(EventStore):
         notify_delay: float = 0.002,
         timeout: float = 2.0,
         startup_timeout: float = 10.0,
+        pool_name: str = "fairway-events",
     ) -> Self:
         """`timeout`: the longest one operation may take, the wait for a pooled connection
         included; past it the operation raises `StoreUnavailable`. `startup_timeout`: how
@@ -112,7 +113,7 @@ class PostgresStore(EventStore):
             timeout=timeout,
             reconnect_timeout=_RECONNECT_FOR,
             open=False,
-            name="fairway-events",
+            name=pool_name,
             kwargs=settings,
         )
         try:

@@ -82,6 +82,7 @@ class ReplicaStore(PostgresStore):
                 max_size=max_size,
                 poll_interval=poll_interval,
                 timeout=timeout,
+                pool_name="fairway-feed-replica",
             )
         except StoreUnavailable as exc:
             raise StoreUnavailable(f"the feed replica: {exc}") from None
