@@ -96,6 +96,11 @@ class EventStore(abc.ABC):
     async def feed_head(self) -> Checkpoint:
         """The checkpoint of the last event the feed can return now (START when none)."""
 
+    async def source_head(self) -> Checkpoint:
+        """The head of the store this feed follows: `feed_head()`, except on a replica,
+        where it is the primary's (a replica behind is lagging, not restored)."""
+        return await self.feed_head()
+
     @abc.abstractmethod
     async def list_streams(
         self, prefix: str = "", after: str = "", limit: int = 100

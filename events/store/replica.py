@@ -117,6 +117,16 @@ class ReplicaStore(PostgresStore):
         in_recovery, lag = rows[0]
         return bool(in_recovery), None if lag is None else max(0.0, float(lag))
 
+    async def source_head(self) -> Checkpoint:
+        """The primary's head: a generation whose checkpoint is past this replica's head was
+        advanced by a reader nearer the primary, and this replica lags; only a primary whose
+        head is behind it went back (a restore). While the primary does not answer, this
+        replica's own head."""
+        if self.primary is not None:
+            with contextlib.suppress(StoreUnavailable):
+                return await self.primary.feed_head()
+        return await self.feed_head()
+
     # ---- waking readers ---------------------------------------------------------------------
 
     async def _start_listening(self) -> None:

@@ -266,6 +266,47 @@ def set_replay(pair: ReplicaPair, paused: bool) -> None:
         conn.execute("SELECT pg_wal_replay_pause()" if paused else "SELECT pg_wal_replay_resume()")
 
 
+async def test_a_projector_moved_to_a_lagging_standby_takes_it_for_lag_not_a_restore(
+    pair: ReplicaPair,
+    primary: PostgresStore,
+    replica: ReplicaStore,
+    redis_pstore: RedisProjectionStore,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The read models were built from the primary up to a checkpoint the standby has not
+    replayed yet (the setting turned on during a deploy, or a second projector nearer the
+    primary): the standby's head stands behind the checkpoint, as after a restore, but the
+    primary's does not, so the projector waits for the standby instead of rebuilding."""
+    await asyncio.to_thread(set_replay, pair, True)
+    try:
+        await append_games(primary, 6, seed=97, writers=2)
+        mark = await settled_checkpoint(primary)
+        await asyncio.wait_for(built_to(Projector(fresh(), redis_pstore, primary), mark), BOUND)
+        live = {p.name: await redis_pstore.alias(p.name) for p in PROJECTIONS}
+        assert await replica.feed_head() < mark, "the standby lags behind the read models"
+        with captured_logs(monkeypatch, projector_module, "fairway.projections") as logs:
+            projector = Projector(fresh(), redis_pstore, replica, grace=0)
+            task = asyncio.create_task(projector.run())
+            try:
+                deadline = time.monotonic() + BOUND
+                while any(p.state != "running" for p in projector.progress.values()):
+                    assert time.monotonic() < deadline, projector.progress
+                    await asyncio.sleep(0.05)
+                await asyncio.to_thread(set_replay, pair, False)
+                await append_games(primary, 4, seed=98, writers=2)
+                mark = await settled_checkpoint(primary)
+                await asyncio.wait_for(caught_up(redis_pstore, mark), BOUND)
+            finally:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        assert not [line for line in logs if line["event"] == "projection_feed_changed"]
+        assert {p.name: await redis_pstore.alias(p.name) for p in PROJECTIONS} == live
+    finally:
+        await asyncio.to_thread(set_replay, pair, False)
+    await assert_equal_read_models(redis_pstore, await rebuilt_from(primary, mark))
+
+
 def wait_ready(http: httpx.Client, status: str) -> dict[str, str]:
     deadline = time.monotonic() + BOUND
     while True:
