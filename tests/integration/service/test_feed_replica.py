@@ -42,6 +42,7 @@ from tests.api.server import instance_settings, running_server
 from tests.api.sse import Stream
 from tests.integration.events.conftest import settled_checkpoint
 from tests.integration.events.test_postgres_event_store import append_in
+from tests.support import pg_replica
 from tests.support.event_samples import dealt, new, stream
 from tests.support.logs import captured_logs
 from tests.support.pg_replica import ReplicaPair, replica_pair
@@ -358,3 +359,18 @@ def test_an_api_with_the_setting_streams_a_game_played_on_the_primary_from_the_s
         finally:
             pair.start_standby()
         wait_ready(http, "ok")
+
+
+def test_a_machine_without_postgresql_binaries_fails_naming_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Docker alone (testcontainers) cannot stand in for the pair: the fixture fails, loudly,
+    naming what is missing; it never skips."""
+
+    def no_pg_config(*args: object, **kwargs: object) -> object:
+        raise FileNotFoundError("pg_config")
+
+    monkeypatch.setattr(pg_replica.subprocess, "run", no_pg_config)
+    monkeypatch.setattr(pg_replica.glob, "glob", lambda pattern: [])
+    with pytest.raises(pg_replica.MissingPostgres, match="initdb, pg_ctl, pg_basebackup"):
+        pg_replica.bindir()
