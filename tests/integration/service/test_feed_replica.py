@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import secrets
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -306,6 +310,57 @@ async def test_a_projector_moved_to_a_lagging_standby_takes_it_for_lag_not_a_res
     finally:
         await asyncio.to_thread(set_replay, pair, False)
     await assert_equal_read_models(redis_pstore, await rebuilt_from(primary, mark))
+
+
+async def test_fairway_projector_with_the_setting_reads_the_standby(
+    pair: ReplicaPair, primary: PostgresStore, replica: ReplicaStore, redis_url: str
+) -> None:
+    """The real `fairway projector` process: with the standby's replay paused, it builds the
+    read models up to what the standby shows and no further, though the primary holds more;
+    replay resumed, it catches up to a rebuild from the primary."""
+    prefix = f"cli{secrets.token_hex(4)}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": pair.primary.url(),
+        "FAIRWAY_FEED_DATABASE_URL": pair.standby.url(),
+        "REDIS_URL": redis_url,
+        "FAIRWAY_REDIS_PREFIX": prefix,
+        "FAIRWAY_LOG_LEVEL": "warning",
+    }
+    pstore = RedisProjectionStore.from_url(redis_url, prefix)
+    await asyncio.to_thread(set_replay, pair, True)
+    shown = await replica.feed_head()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "projector"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        await append_games(primary, 4, seed=101, writers=2)
+        mark = await settled_checkpoint(primary)
+        await asyncio.wait_for(caught_up(pstore, shown), BOUND)
+        await asyncio.sleep(1.0)  # time enough to read on from the primary (it must not)
+        for projection in PROJECTIONS:
+            number = await pstore.alias(projection.name)
+            assert number is not None
+            meta = await pstore.generation(projection.name, number)
+            assert meta is not None
+            assert meta.checkpoint < mark, "it read past what the standby shows"
+        await asyncio.to_thread(set_replay, pair, False)
+        await asyncio.wait_for(caught_up(pstore, mark), BOUND)
+        await assert_equal_read_models(pstore, await rebuilt_from(primary, mark))
+    finally:
+        await asyncio.to_thread(set_replay, pair, False)
+        process.send_signal(signal.SIGTERM)
+        try:
+            _, errors = process.communicate(timeout=BOUND)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, errors = process.communicate()
+        await pstore.close()
+        await forget(redis_url, prefix)
+    assert process.returncode == 0, errors
 
 
 def wait_ready(http: httpx.Client, status: str) -> dict[str, str]:
