@@ -99,6 +99,15 @@ class SharedFeed:
     async def installation(self) -> str:
         return await self.feed.installation()
 
+    async def source_head(self) -> Checkpoint:
+        """The head of the store the feed follows (`EventStore.source_head`: the primary's,
+        for a feed read from a replica); a feed that does not say is its own source."""
+        source_head = getattr(self.feed, "source_head", None)
+        if source_head is None:
+            return await self.feed.feed_head()
+        head: Checkpoint = await source_head()
+        return head
+
     def forget(self) -> None:
         """Drop the pages kept: the feed is another store's, or went back, so a page read
         after a checkpoint may read otherwise now."""

@@ -187,7 +187,7 @@ class Projector:
         if meta.source != source:
             built = meta.source or "a store it does not name (built by an older release)"
             return "another_store", f"built from store {built}; the feed is store {source}"
-        head = await self.feed.feed_head()
+        head = await self.feed.source_head()  # a replica behind the primary only lags
         if head < meta.checkpoint:
             at = meta.checkpoint
             return (

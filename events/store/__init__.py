@@ -24,6 +24,7 @@ from events.store.contract import EventStore
 from events.store.embedded import EmbeddedStore
 from events.store.factory import open_store
 from events.store.postgres import PostgresStore
+from events.store.replica import ReplicaStore, close_feed, open_feed
 from events.store.unreadable import Unreadable, UnreadableEvent
 from events.stored import StoredRow
 
@@ -45,6 +46,7 @@ __all__ = [
     "PostgresStore",
     "RecordedEvent",
     "RegisteredKey",
+    "ReplicaStore",
     "StoreError",
     "StoreUnavailable",
     "StoredRow",
@@ -52,5 +54,7 @@ __all__ = [
     "Unreadable",
     "UnreadableEvent",
     "VerifiedStream",
+    "close_feed",
+    "open_feed",
     "open_store",
 ]

@@ -49,6 +49,9 @@ class EventStore(abc.ABC):
         self.append_batches: list[Callable[[int], None]] = []
         """Each is told how many appends every commit carried: PostgreSQL's group commit
         (postgres_group.py); the embedded store commits each append alone and tells none."""
+        self.wake_listeners: list[Callable[[], None]] = []
+        """Called whenever this store wakes its waiters (something was appended): a feed
+        replica, which cannot LISTEN, takes its wake-ups from here (events/store/replica.py)."""
 
     @abc.abstractmethod
     async def append(
@@ -95,6 +98,11 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def feed_head(self) -> Checkpoint:
         """The checkpoint of the last event the feed can return now (START when none)."""
+
+    async def source_head(self) -> Checkpoint:
+        """The head of the store this feed follows: `feed_head()`, except on a replica,
+        where it is the primary's (a replica behind is lagging, not restored)."""
+        return await self.feed_head()
 
     @abc.abstractmethod
     async def list_streams(
@@ -186,6 +194,8 @@ class EventStore(abc.ABC):
     def _wake_waiters(self) -> None:
         signal, self._appended = self._appended, asyncio.Event()
         signal.set()
+        for listener in self.wake_listeners:
+            listener()
 
     def _prepare(
         self, stream_id: str, expected_version: int, events: Sequence[NewEvent]

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Final, LiteralString
+from typing import Any, Final, LiteralString, Self
 
 import psycopg
 import psycopg_pool
@@ -116,7 +116,8 @@ class PostgresStore(EventStore):
         startup_timeout: float = 10.0,
         group_commit: bool = True,
         max_batch: int = 32,
-    ) -> PostgresStore:
+        pool_name: str = "fairway-events",
+    ) -> Self:
         """`timeout`: the longest one operation may take, the wait for a pooled connection
         included; past it the operation raises `StoreUnavailable`. `startup_timeout`: how
         long to wait for the pool's first connections. `group_commit`: appends that arrive
@@ -136,7 +137,7 @@ class PostgresStore(EventStore):
             timeout=timeout,
             reconnect_timeout=_RECONNECT_FOR,
             open=False,
-            name="fairway-events",
+            name=pool_name,
             kwargs=settings,
         )
         try:

@@ -125,8 +125,13 @@ class Translate:
         if isinstance(exc, psycopg_pool.PoolClosed):
             raise StoreError("the event store is closed") from None
         state = exc.sqlstate or ("22000" if isinstance(exc, psycopg.DataError) else "")
-        # psycopg calls our own codes (FW...) operational errors too: they are not
-        if isinstance(exc, psycopg.OperationalError) and not state.startswith("FW"):
+        # psycopg calls our own codes (FW...) operational errors too: they are not. 40001
+        # here is a hot standby cancelling a feed read that conflicts with the WAL it replays
+        # (the store reads at READ COMMITTED, so the primary never raises it): the read is
+        # retried, as after a lost connection.
+        if (isinstance(exc, psycopg.OperationalError) and not state.startswith("FW")) or (
+            state == "40001"
+        ):
             raise StoreUnavailable(f"event store unavailable: {exc}") from None
         raise database_error(
             self.stream_id,

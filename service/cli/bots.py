@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from events.store import open_store
+from events.store import close_feed, open_feed, open_store
 from service.bots.runner import BotRunner
 from service.ops.logging import configure_logging, log
 from service.ops.metrics import Metrics
@@ -31,6 +31,13 @@ async def _main(settings: Settings) -> int:
         pool_max_size=max(2, min(settings.pool_size, settings.bot_concurrency + 2)),
         db_timeout=settings.db_timeout,
     )
+    try:  # the feed from a replica (FAIRWAY_FEED_DATABASE_URL) when set; acts on the primary
+        feed = await open_feed(
+            store, settings.feed_database_url, pool_max_size=2, db_timeout=settings.db_timeout
+        )
+    except BaseException:
+        await store.close()
+        raise
     games = GameService(
         store,
         Metrics(),
@@ -39,7 +46,7 @@ async def _main(settings: Settings) -> int:
         cache_finished=settings.cache_finished_games,
         seed_chain_hands=settings.seed_chain_hands,
     )
-    runner = BotRunner(store, games, think=settings.bot_think, concurrency=settings.bot_concurrency)
+    runner = BotRunner(feed, games, think=settings.bot_think, concurrency=settings.bot_concurrency)
     stopped = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -50,6 +57,7 @@ async def _main(settings: Settings) -> int:
         await stopped.wait()
     finally:
         await runner.stop()
+        await close_feed(feed, store)
         await store.close()
         log.info("bots_stopped")
     return 0

@@ -11,7 +11,7 @@ import asyncio
 import signal
 import sys
 
-from events.store import open_store
+from events.store import close_feed, open_feed, open_store
 from projections.catalog import PROJECTIONS, by_name, fresh
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
@@ -39,12 +39,19 @@ def run_projector(rebuild: str | None) -> int:
 
 
 async def _main(settings: Settings, rebuild: str | None) -> int:
-    feed = await open_store(
+    events = await open_store(
         settings.database_url,
         settings.data_dir,
         pool_max_size=2,
         db_timeout=settings.db_timeout,
     )
+    try:  # a replica (FAIRWAY_FEED_DATABASE_URL) when set; wake-ups come from the primary
+        feed = await open_feed(
+            events, settings.feed_database_url, pool_max_size=2, db_timeout=settings.db_timeout
+        )
+    except BaseException:
+        await events.close()
+        raise
     assert settings.redis_url is not None
     store = RedisProjectionStore.from_url(settings.redis_url, settings.redis_prefix)
     projector = Projector(fresh(), store, feed)
@@ -66,4 +73,5 @@ async def _main(settings: Settings, rebuild: str | None) -> int:
         return 0
     finally:
         await store.close()
-        await feed.close()
+        await close_feed(feed, events)
+        await events.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from events.store import open_store
+from events.store import close_feed, open_feed, open_store
 from service.ops.logging import configure_logging, log
 from service.ops.metrics import Metrics
 from service.ops.settings import Settings
@@ -31,6 +31,13 @@ async def _main(settings: Settings) -> int:
         pool_max_size=2,
         db_timeout=settings.db_timeout,
     )
+    try:  # the feed from a replica (FAIRWAY_FEED_DATABASE_URL) when set; acts on the primary
+        feed = await open_feed(
+            store, settings.feed_database_url, pool_max_size=2, db_timeout=settings.db_timeout
+        )
+    except BaseException:
+        await store.close()
+        raise
     games = GameService(
         store,
         Metrics(),
@@ -39,7 +46,7 @@ async def _main(settings: Settings) -> int:
         cache_finished=settings.cache_finished_games,
         seed_chain_hands=settings.seed_chain_hands,
     )
-    referee = Referee(store, games, tick=settings.referee_tick)
+    referee = Referee(feed, games, tick=settings.referee_tick)
     stopped = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -50,6 +57,7 @@ async def _main(settings: Settings) -> int:
         await stopped.wait()
     finally:
         await referee.stop()
+        await close_feed(feed, store)
         await store.close()
         log.info("referee_stopped")
     return 0

@@ -320,7 +320,8 @@ class VariantInfo(msgspec.Struct):
 
 
 class Health(msgspec.Struct, omit_defaults=True):
-    status: Literal["ok", "unavailable"]
+    status: Literal["ok", "degraded", "unavailable"]
+    """`degraded`: the primary answers, the feed replica does not (`detail` says why)."""
     store: str | None = None
     detail: str | None = None
 

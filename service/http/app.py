@@ -20,7 +20,7 @@ from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
-from events.store import EventStore, Unreadable, open_store
+from events.store import EventStore, Unreadable, close_feed, open_feed, open_store
 from service.audit.keys import ReceiptKeys
 from service.bots.runner import BotRunner
 from service.contract.receipts import ReceiptKey, load_or_create, parse_key_text
@@ -179,6 +179,19 @@ def create_app(
             group_commit=settings.group_commit,
         )
         holder["store"] = opened
+        # The feed's readers (below) read a replica when FAIRWAY_FEED_DATABASE_URL names one;
+        # commands load and append on the primary (events/store/replica.py).
+        try:
+            feed = holder["feed"] = await open_feed(
+                opened,
+                settings.feed_database_url,
+                pool_max_size=settings.pool_size,
+                db_timeout=settings.db_timeout,
+            )
+        except BaseException:
+            if store is None:
+                await opened.close()
+            raise
         keyring = ReceiptKeys(opened, receipt_key(settings), settings.receipt_retired_keys)
         await keyring.register()
         holder["keyring"] = keyring
@@ -186,7 +199,9 @@ def create_app(
         def unreadable(_stream_id: str, _version: int, found: Unreadable) -> None:
             metrics.count_by("events_unreadable", "kind", found.kind)
 
-        opened.unreadable.listeners.append(unreadable)
+        readers = {id(s): s for s in (opened, feed)}.values()  # one, or the primary and replica
+        for each in readers:
+            each.unreadable.listeners.append(unreadable)
         opened.append_batches.append(metrics.observe_append_batch)
         holder["games"] = GameService(
             opened,
@@ -198,7 +213,7 @@ def create_app(
             seed_chain_hands=settings.seed_chain_hands,
         )
         holder["gate"] = DuplicateGate(holder["games"])  # type: ignore[arg-type]
-        watcher = holder["watcher"] = Watcher(opened, holder["games"])  # type: ignore[arg-type]
+        watcher = holder["watcher"] = Watcher(feed, holder["games"])  # type: ignore[arg-type]
         watcher.start()
         tournaments = TournamentService(
             opened,
@@ -208,14 +223,14 @@ def create_app(
             admin_key=settings.admin_key,
         )
         holder["tournaments"] = tournaments
-        keeper = RoundKeeper(opened, tournaments)
+        keeper = RoundKeeper(feed, tournaments)
         if settings.round_keeper:
             keeper.start()
-        projections = ProjectionService(settings, opened)
+        projections = ProjectionService(settings, opened, feed)
         holder["projections"] = projections
         await projections.start()
         referee = Referee(
-            opened,
+            feed,
             holder["games"],  # type: ignore[arg-type]
             now=referee_clock,
             tick=settings.referee_tick,
@@ -230,7 +245,7 @@ def create_app(
         if settings.referee:
             referee.start()
         bots = BotRunner(
-            opened,
+            feed,
             holder["games"],  # type: ignore[arg-type]
             think=settings.bot_think,
             concurrency=bot_slots(settings),
@@ -239,7 +254,11 @@ def create_app(
         if settings.bots:
             bots.start()
         log.info(
-            "started", store=type(opened).__name__, referee=settings.referee, bots=settings.bots
+            "started",
+            store=type(opened).__name__,
+            feed=type(feed).__name__,
+            referee=settings.referee,
+            bots=settings.bots,
         )
         try:
             yield
@@ -252,8 +271,10 @@ def create_app(
             await sampler.stop()
             await limiter.close()
             metrics.close()
-            opened.unreadable.listeners.remove(unreadable)
+            for each in readers:
+                each.unreadable.listeners.remove(unreadable)
             opened.append_batches.remove(metrics.observe_append_batch)
+            await close_feed(feed, opened)
             if store is None:
                 await opened.close()
             log.info("stopped")
@@ -281,6 +302,7 @@ def create_app(
         ],
         dependencies={
             "store": Provide(lambda: holder["store"], sync_to_thread=False),
+            "feed": Provide(lambda: holder["feed"], sync_to_thread=False),
             "games": Provide(lambda: holder["games"], sync_to_thread=False),
             "keyring": Provide(lambda: holder["keyring"], sync_to_thread=False),
             "tournaments": Provide(lambda: holder["tournaments"], sync_to_thread=False),

@@ -37,6 +37,11 @@ class SettingsError(ValueError):
 class Settings(msgspec.Struct, frozen=True):
     database_url: str | None = None
     """PostgreSQL; when unset the embedded file store in `data_dir` is used."""
+    feed_database_url: str | None = None
+    """FAIRWAY_FEED_DATABASE_URL: a physical streaming replica (hot standby) of DATABASE_URL
+    from which the feed's readers read (the projector, the live streams' watcher, the
+    referee, the bots, the round keeper); commands still load and append on the primary.
+    Unset: they read the primary (events/store/replica.py, docs/SCALING.md)."""
     redis_url: str | None = None
     data_dir: Path = Path("var")
     host: str = "127.0.0.1"
@@ -147,8 +152,17 @@ class Settings(msgspec.Struct, frozen=True):
         """Read every variable once; raises `SettingsError` for the first unusable one."""
         read = _Environment(os.environ if env is None else env)
         default = cls()
+        database_url = read.text("DATABASE_URL")
+        feed_database_url = read.text("FAIRWAY_FEED_DATABASE_URL")
+        if feed_database_url and not database_url:
+            raise SettingsError(
+                "FAIRWAY_FEED_DATABASE_URL",
+                "needs DATABASE_URL: it names a replica of that PostgreSQL primary (the "
+                "embedded store has none)",
+            )
         return cls(
-            database_url=read.text("DATABASE_URL"),
+            database_url=database_url,
+            feed_database_url=feed_database_url,
             redis_url=read.text("REDIS_URL"),
             data_dir=Path(read.text("FAIRWAY_DATA_DIR") or default.data_dir),
             host=read.text("FAIRWAY_HOST") or default.host,

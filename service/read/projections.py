@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from events.store import EventStore, StoreError
+from events.store import EventStore, ReplicaStore, StoreError
 from projections.base import ProjectionsUnavailable
 from projections.catalog import PROJECTIONS, fresh
 from projections.memory import MemoryProjectionStore
@@ -32,14 +32,20 @@ def projection_store(settings: Settings) -> ProjectionStore:
 
 
 class ProjectionService:
-    def __init__(self, settings: Settings, feed: EventStore) -> None:
+    def __init__(
+        self, settings: Settings, events: EventStore, feed: EventStore | None = None
+    ) -> None:
+        """`events`: the primary; `feed`: where the projector reads the feed (a replica,
+        FAIRWAY_FEED_DATABASE_URL; the primary when None). The lag is measured against the
+        primary's feed, so a replica's lag shows in it."""
         self.store = projection_store(settings)
-        self.feed = feed
+        self.events = events
+        self.feed = feed or events
         inline = settings.projector_inline or not settings.redis_url
         # Inside the service, smaller batches: a batch's fold holds the event loop that
         # serves requests (a few milliseconds at this size).
         self.projector = (
-            Projector(fresh(), self.store, feed, batch=INLINE_BATCH) if inline else None
+            Projector(fresh(), self.store, self.feed, batch=INLINE_BATCH) if inline else None
         )
         self._task: asyncio.Task[None] | None = None
 
@@ -55,12 +61,36 @@ class ProjectionService:
         await self.store.close()
 
     async def status(self) -> list[ProjectionStatus]:
-        return await statuses(PROJECTIONS, self.store, self.feed)
+        return await statuses(PROJECTIONS, self.store, self.events)
 
     async def metrics(self) -> str:
         """The projections' gauges, for /metrics; never fails the scrape."""
+        replica = await replica_metrics(self.feed)
         try:
             found = await self.status()
-            return render_metrics(found, await rebuild_counts(PROJECTIONS, self.store))
+            return render_metrics(found, await rebuild_counts(PROJECTIONS, self.store)) + replica
         except (ProjectionsUnavailable, StoreError):
-            return render_metrics(None)
+            return render_metrics(None) + replica
+
+
+async def replica_metrics(feed: EventStore) -> str:
+    """With a feed replica: whether it answers, and how far its replay is behind (seconds;
+    absent while unknown). Nothing without one."""
+    if not isinstance(feed, ReplicaStore):
+        return ""
+    out = [
+        "# HELP fairway_feed_replica_up 1 when the feed replica answers, else 0.",
+        "# TYPE fairway_feed_replica_up gauge",
+    ]
+    try:
+        _, lag = await feed.replication_lag_row()
+    except StoreError:
+        return "\n".join([*out, "fairway_feed_replica_up 0"]) + "\n"
+    out.append("fairway_feed_replica_up 1")
+    if lag is not None:
+        out += [
+            "# HELP fairway_feed_replica_lag_seconds How far the replica's replay is behind.",
+            "# TYPE fairway_feed_replica_lag_seconds gauge",
+            f"fairway_feed_replica_lag_seconds {lag:.6f}",
+        ]
+    return "\n".join(out) + "\n"

@@ -18,7 +18,6 @@ from projections.catalog import PROJECTIONS
 from projections.projector import Projector
 from projections.store import ProjectionStore
 
-
 CATCH_UP_WITHIN = 120.0
 """Seconds a projector has to apply the feed through a mark: a bound for a broken build (a
 projection that stopped), far above what a build here takes; never timed as such."""

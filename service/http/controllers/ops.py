@@ -1,5 +1,9 @@
 """Operations: liveness, readiness (the store answers) and Prometheus metrics.
 
+With a feed replica (FAIRWAY_FEED_DATABASE_URL) that does not answer, `/ready` stays 200 but
+says `degraded`, naming it: commands still work on the primary, and taking every instance out
+of the load balancer for a replica would stop them too.
+
 Readiness is bounded like every request: the store gives up after its `db_timeout`, so a
 database that goes silent turns `/ready` to 503 within that time, not the partition's."""
 
@@ -34,7 +38,9 @@ class OpsController(Controller):
             )
         },
     )
-    async def ready(self, store: NamedDependency[EventStore]) -> Response[Health]:
+    async def ready(
+        self, store: NamedDependency[EventStore], feed: NamedDependency[EventStore]
+    ) -> Response[Health]:
         kind = type(store).__name__
         try:
             await store.feed_head()
@@ -44,6 +50,13 @@ class OpsController(Controller):
                 status_code=503,
                 headers={"Retry-After": "1"},
             )
+        if feed is not store:
+            try:
+                await feed.feed_head()
+            except StoreError as error:
+                # Commands and reads still work on the primary; the feed's readers wait and
+                # retry, and live streams poll the primary meanwhile: keep serving, say so.
+                return Response(Health("degraded", kind, f"the feed replica: {error}"))
         return Response(Health("ok", kind))
 
     @get(

@@ -212,3 +212,13 @@ def test_the_limits_per_client_have_defaults_that_leave_room_for_others() -> Non
     assert settings.max_streams_per_client < settings.max_connections_per_client
     assert (settings.body_timeout, settings.body_min_rate) == (10.0, 1024)
     assert settings.sse_lifetime == 600.0
+
+
+def test_the_feed_replica_is_read_only_with_a_primary_to_follow() -> None:
+    settings = Settings.from_env(
+        {"DATABASE_URL": "postgresql://primary/f", "FAIRWAY_FEED_DATABASE_URL": "postgresql://r/f"}
+    )
+    assert settings.feed_database_url == "postgresql://r/f"
+    assert Settings.from_env({"DATABASE_URL": "postgresql://primary/f"}).feed_database_url is None
+    with pytest.raises(SettingsError, match="FAIRWAY_FEED_DATABASE_URL needs DATABASE_URL"):
+        Settings.from_env({"FAIRWAY_FEED_DATABASE_URL": "postgresql://r/f"})
