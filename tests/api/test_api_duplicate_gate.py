@@ -13,6 +13,7 @@ one fails `test_every_read_model_route_is_listed` until it is.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import AsyncIterator
@@ -186,6 +187,24 @@ def url(path: str, game_id: str, hand: int) -> str:
     return filled.replace("{hand:int}", str(hand))
 
 
+PROJECTED_WITHIN = 60.0
+"""Seconds the read models have to project the round's games (appended straight to the
+store here): a bound for a broken projector, not a timing."""
+
+
+async def projected(http: httpx.AsyncClient, game_id: str, version: int) -> None:
+    """Until the scoreboard read model shows a reader not seated the game as the gate lets
+    it (`version`): the games are appended by hand and the projector follows a moment later
+    (on a loaded machine the sweep could otherwise meet a game not in the scoreboard yet)."""
+    deadline = time.monotonic() + PROJECTED_WITHIN
+    while True:
+        response = await http.get(f"/games/{game_id}/scoreboard")
+        if response.status_code == 200 and response.json()["version"] == version:
+            return
+        assert time.monotonic() < deadline, (response.status_code, response.text[:300])
+        await asyncio.sleep(0.05)
+
+
 async def sweep(
     http: httpx.AsyncClient,
     base: str,
@@ -198,6 +217,7 @@ async def sweep(
     """Every route as a reader not seated at `table`: anonymous, and holding a seat token of
     the other table, while the round hides hands `hand`.. of it. Each answer checked for
     what its route promises and for `hidden`."""
+    await projected(http, table.game_id, version)
     bodies = {}
     for (method, path), kind in ROUTES.items():
         target = url(path, table.game_id, hand)

@@ -251,7 +251,11 @@ async def test_a_projector_on_a_stopped_standby_falls_behind_then_catches_up_los
                 assert "fairway_feed_replica_up 0" in await replica_metrics(replica)
                 deadline = time.monotonic() + BOUND
                 while not any(line["event"] == "projection_waiting" for line in logs):
-                    assert time.monotonic() < deadline, "no log line for the lost standby"
+                    assert time.monotonic() < deadline, (
+                        "no log line for the lost standby",
+                        [line["event"] for line in logs][-12:],
+                        {name: (p.state, p.error) for name, p in projector.progress.items()},
+                    )
                     await asyncio.sleep(0.05)
             finally:
                 await asyncio.to_thread(pair.start_standby)
