@@ -12,7 +12,8 @@ spectators follow the games' event streams, resuming on another instance.
 Meanwhile, faults on a schedule, in turn: kill -9 of an API instance, of a projector, of
 the referee, of the bots (each restarted); Redis killed and restarted; Redis flushed;
 PostgreSQL crashed (`pg_ctl stop -m immediate`) and restarted; the network to PostgreSQL
-cut (every connection reset) and restored.
+cut (every connection reset) and restored; then black-holed (nothing passes, no reset) and
+restored.
 
 Then the checks (benchmarks/fault/checks.py): every acknowledged write stored once at its
 acknowledged version; every game's audit (chain, deals, moves, scores) and every receipt held
@@ -61,6 +62,7 @@ class Faults:
             ("kill -9 the bots", lambda: self.restart(self.system.bots)),
             ("Redis flushed", self.system.redis.flush),
             ("PostgreSQL connections cut", self.cut),
+            ("PostgreSQL black-holed", self.blackhole),
         ]
 
     def restart(self, proc: Any) -> None:
@@ -85,6 +87,13 @@ class Faults:
         self.system.pg.crash()
         time.sleep(self.pause)
         self.system.pg.start()
+
+    def blackhole(self) -> None:
+        """Nothing passes either way, no reset: requests wait for FAIRWAY_DB_TIMEOUT."""
+        assert self.system.proxy is not None
+        self.system.proxy.blackhole()
+        time.sleep(self.pause)
+        self.system.proxy.restore()
 
     def cut(self) -> None:
         assert self.system.proxy is not None
