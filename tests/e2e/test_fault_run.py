@@ -3,8 +3,8 @@ instances, two projectors, the referee and the bots as real processes, played ov
 about 20 s while each kind of fault comes once (kill -9 of an API instance, a projector, the
 referee and the bots; Redis killed and restarted, then flushed; PostgreSQL crashed and
 restarted; its connections cut, then black-holed). It must pass every check, and leave no
-process and no directory behind. A machine without PostgreSQL's server binaries or redis-server fails it
-(the run cannot start): never skipped.
+process and no directory behind. A machine without PostgreSQL's server binaries or
+redis-server fails it (the run cannot start): never skipped.
 
 And the run's own checks, shown to catch what they are there for: a lost, a duplicated and
 a moved write; a stream that skipped, repeated or changed an event.
