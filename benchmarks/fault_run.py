@@ -7,7 +7,8 @@ projector`s, `fairway referee` and `fairway bots`; every process reaches Postgre
 TCP proxy the run controls. Players open and play two-seat games over HTTP against random
 instances (Idempotency-Key on every POST, retried with the same key on a connection error, a
 5xx or a 429), some with a bot seat, some with a seat resigned for the referee to play;
-spectators follow the games' event streams, resuming on another instance.
+spectators follow the games' event streams, resuming on another instance; an organiser runs
+duplicate tournaments of bot players one after another (benchmarks/fault/tournaments.py).
 
 Meanwhile, faults on a schedule, in turn: kill -9 of an API instance, of a projector, of
 the referee, of the bots (each restarted); Redis killed and restarted; Redis flushed;
@@ -18,8 +19,9 @@ restored.
 Then the checks (benchmarks/fault/checks.py): every acknowledged write stored once at its
 acknowledged version; every game's audit (chain, deals, moves, scores) and every receipt held
 against the installation's keys; the read models equal to a rebuild from zero, key for key;
-every watcher's events once, in order, across its resumes; no 500. Prints a summary and exits
-1 if anything failed (2 if the system could not be started).
+every watcher's events once, in order, across its resumes; each tournament round started and
+closed once and each tournament's audit passing; no 500; Retry-After on every 503. Prints a
+summary and exits 1 if anything failed (2 if the system could not be started).
 
     .venv/bin/python -m benchmarks.fault_run --seconds 240 --players 8 --watchers 6
 """
@@ -39,6 +41,7 @@ from typing import Any
 from benchmarks.fault.checks import run_checks
 from benchmarks.fault.cluster import System
 from benchmarks.fault.load import Ledger, Player, Watcher
+from benchmarks.fault.tournaments import Organiser
 
 KINDS = ("claim", "action", "resign")
 JOIN_WITHIN = 120.0
@@ -109,6 +112,7 @@ def run(
     every: float,
     seed: int = 1,
     pause: float = 1.0,
+    tournaments: bool = True,
 ) -> int:
     """The whole run; returns the exit status after printing the summary. `pause`: seconds
     a killed process or service stays down."""
@@ -132,6 +136,9 @@ def run(
             threading.Thread(target=Watcher(n, bases, ledger, stop).run, name=f"watcher-{n}")
             for n in range(watchers)
         ]
+        if tournaments:
+            organiser = Organiser(bases, ledger, stop)
+            threads.append(threading.Thread(target=organiser.run, name="organiser"))
         for thread in threads:
             thread.start()
         load_started = time.monotonic()

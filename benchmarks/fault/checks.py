@@ -22,6 +22,7 @@ from service.commands.keys import key_digest
 from tests.support.projected import built_to, caught_up, differences, dumps
 
 from .load import Ack, Ledger, Watched
+from .tournaments import tournaments_checked
 
 
 def stored_keys(url: str) -> dict[str, dict[str, list[int]]]:
@@ -148,6 +149,7 @@ def run_checks(url: str, redis_url: str, ledger: Ledger) -> dict[str, Any]:
     out["chains and receipts verify"] = (f"{games} games, {receipts} receipts", failures)
     documents, failures = asyncio.run(read_models(url, redis_url, "fw"))
     out["read models equal a rebuild"] = (f"{documents} documents", failures)
+    out["tournaments: rounds once, audits pass"] = tournaments_checked(url, ledger)
     seen, resumes, failures = streams_once_in_order(url, ledger)
     watchers = len(ledger.watched)
     out["SSE once, in order"] = (f"{watchers} watchers, {seen} events, {resumes} resumes", failures)

@@ -67,6 +67,8 @@ class Ledger:
     finished: int = 0
     abandoned: int = 0
     watched: list[Watched] = field(default_factory=list)
+    tournaments: list[str] = field(default_factory=list)
+    tournaments_ended: int = 0
 
     def note(self, status: int, what: str) -> None:
         with self.lock:
