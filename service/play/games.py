@@ -202,8 +202,13 @@ class GameService:
             return record
         return await self.load(new_id)
 
-    async def release(self, game_id: str, token: str, seat: int) -> Outcome[GameRecord]:
-        return await self.handler.run(self.streams, game_id, seating.release(token, seat))
+    async def release(
+        self, game_id: str, token: str, seat: int, key: str | None = None
+    ) -> Outcome[GameRecord]:
+        stored_key = None if key is None else Key(key, f"release:{seat}")
+        return await self.handler.run(
+            self.streams, game_id, seating.release(token, seat), stored_key
+        )
 
     async def start(
         self, game_id: str, creator_token: str, key: str | None = None
@@ -236,9 +241,16 @@ class GameService:
         return await self.handler.run(self.streams, game_id, command, stored_key)
 
     async def resign(
-        self, game_id: str, token: str | None, seat: int, reason: str = "resigned"
+        self,
+        game_id: str,
+        token: str | None,
+        seat: int,
+        reason: str = "resigned",
+        key: str | None = None,
     ) -> Outcome[GameRecord]:
-        return await self.handler.run(self.streams, game_id, moves.resign(token, seat, reason))
+        stored_key = None if key is None else Key(key, f"resign:{seat}")
+        command = moves.resign(token, seat, reason)
+        return await self.handler.run(self.streams, game_id, command, stored_key)
 
     async def play_for(
         self,

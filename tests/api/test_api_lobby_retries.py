@@ -160,3 +160,21 @@ def test_a_retried_start_returns_the_started_game(http: httpx.Client, stored: St
     assert first.status_code == again.status_code == 200, again.text
     assert again.json()["version"] == first.json()["version"]
     assert stored(game_id) == rows
+
+
+def test_a_retried_release_with_its_key_returns_its_first_answer(
+    http: httpx.Client, stored: Stored
+) -> None:
+    """Freeing a seat whose answer was lost, sent again with the same key: the first answer
+    (200, the same version), not `409 seat_free`, and one `seat.released` stored."""
+    game = open_game(http)
+    game_id, creator = game["game_id"], game["creator_token"]
+    http.post(f"/games/{game_id}/seats", json={"name": "ann", "seat": 1}).raise_for_status()
+    headers = key() | bearer(creator)
+    first = http.delete(f"/games/{game_id}/seats/1", headers=headers)
+    rows = stored(game_id)
+    again = http.delete(f"/games/{game_id}/seats/1", headers=headers)
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json()["version"] == first.json()["version"]
+    assert stored(game_id) == rows
+    assert [row[2] for row in rows].count("seat.released") == 1

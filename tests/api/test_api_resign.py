@@ -294,3 +294,25 @@ def test_a_clocked_game_nobody_plays_finishes_by_timeouts_over_http(clocked_base
         assert http.get(f"/games/{table.game_id}/audit").json()["ok"] is True
         metrics = http.get("/metrics").text
         assert f'fairway_turns_played_for_total{{reason="timeout"}} {len(played)}' in metrics
+
+
+def test_a_resign_retried_with_its_idempotency_key_gets_its_first_answer(
+    http: httpx.Client,
+) -> None:
+    """A careful client whose resign's answer was lost (a connection reset, a 503) sends it
+    again with the same `Idempotency-Key`: it gets the first answer (200, the same version
+    and receipt), not `409 seat_resigned`, and the seat is resigned once. The fault run
+    (benchmarks/fault_run.py) found resign taking no key at all."""
+    table = open_table(http, "golf", 2)
+    key = {"Idempotency-Key": "resign-retry-0123456789abcdef"}
+    path = f"/games/{table.game_id}/seats/1/resign"
+    first = http.post(path, headers=table.auth(1) | key)
+    again = http.post(path, headers=table.auth(1) | key)
+    assert first.status_code == 200, first.text
+    assert again.status_code == 200, again.text
+    assert again.json()["receipt"] == first.json()["receipt"]
+    assert again.json()["version"] == first.json()["version"]
+    resigned = [e for e in feed(table) if e["event"]["type"] == "seat.resigned"]
+    assert len(resigned) == 1, resigned
+    other = http.post(path, headers=table.auth(1) | {"Idempotency-Key": "another-key-0123456789"})
+    refused(other, 409, "seat_resigned")

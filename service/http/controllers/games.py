@@ -130,8 +130,9 @@ class GameController(Controller):
         seat: Annotated[int, Parameter(ge=0, le=9, description="The seat to free")],
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[s.GameSummary]:
-        outcome = await games.release(game_id, required_token(request), seat)
+        outcome = await games.release(game_id, required_token(request), seat, idempotency_key)
         return answer(
             signed_summary(games, outcome.record, outcome.last_version), outcome.last_version
         )
@@ -151,11 +152,14 @@ class GameController(Controller):
         seat: Annotated[int, Parameter(ge=0, le=9, description="The seat to resign")],
         request: Request[Any, Any, Any],
         games: NamedDependency[GameService],
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[s.GameSummary]:
         """With the seat's own token, in a game in play. The seat's token still reads its
         view but acts no more (`409 seat_resigned`); what the seat scores is what the bot's
-        moves score (docs/TOURNAMENTS.md, "Turn clocks and resigning")."""
-        outcome = await games.resign(game_id, required_token(request), seat)
+        moves score (docs/TOURNAMENTS.md, "Turn clocks and resigning"). A retry with the
+        same `Idempotency-Key` gets the first answer."""
+        key = idempotency_key
+        outcome = await games.resign(game_id, required_token(request), seat, key=key)
         return answer(
             signed_summary(games, outcome.record, outcome.last_version), outcome.last_version
         )
