@@ -158,8 +158,9 @@ class ReplicaStore(PostgresStore):
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return False
-            try:
-                await asyncio.wait_for(signal.wait(), min(remaining, step))
+            try:  # asyncio.timeout, not wait_for, which may lose a cancel (contract.py)
+                async with asyncio.timeout(min(remaining, step)):
+                    await signal.wait()
                 step = CHASE_FIRST
             except TimeoutError:
                 step = min(step * 2, self._poll_interval)
