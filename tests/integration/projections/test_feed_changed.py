@@ -205,7 +205,7 @@ async def test_a_database_created_again_under_a_running_projector_is_projected_f
     place = databases.create()
     url = databases.url(place)
     old = await append_games(url, 10, seed=31)
-    with captured_logs(monkeypatch, projector_module, "fairway.projections") as logs:
+    with captured_logs(monkeypatch, projector_module) as logs:
         async with projector_on(url, pstore) as looking:
             await asyncio.wait_for(serving(pstore, looking, old[0]), 120)
             was = await looking.installation()

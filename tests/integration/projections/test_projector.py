@@ -379,7 +379,7 @@ async def test_an_unexpected_error_is_logged_and_the_projection_goes_on(
     await append_interleaved(feed, game_streams(4, 17), 17)
     pstore = Stumbling()
     projector = Projector([LobbyProjection()], pstore, feed, poll=0.05, grace=0)
-    with captured_logs(monkeypatch, projector_module, "fairway.projections") as logs:
+    with captured_logs(monkeypatch, projector_module) as logs:
         async with running(projector):
 
             async def built() -> bool:  # looked up past the stumble: the projector's to meet

@@ -237,7 +237,7 @@ async def test_a_projector_on_a_stopped_standby_falls_behind_then_catches_up_los
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     projector = Projector(fresh(), redis_pstore, replica, grace=0)
-    with captured_logs(monkeypatch, projector_module, "fairway.projections") as logs:
+    with captured_logs(monkeypatch, projector_module) as logs:
         task = asyncio.create_task(projector.run())
         try:
             mark = await settled_checkpoint(primary)
@@ -293,7 +293,7 @@ async def test_a_projector_moved_to_a_lagging_standby_takes_it_for_lag_not_a_res
         await asyncio.wait_for(built_to(Projector(fresh(), redis_pstore, primary), mark), BOUND)
         live = {p.name: await redis_pstore.alias(p.name) for p in PROJECTIONS}
         assert await replica.feed_head() < mark, "the standby lags behind the read models"
-        with captured_logs(monkeypatch, projector_module, "fairway.projections") as logs:
+        with captured_logs(monkeypatch, projector_module) as logs:
             projector = Projector(fresh(), redis_pstore, replica, grace=0)
             task = asyncio.create_task(projector.run())
             try:
