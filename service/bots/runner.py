@@ -29,16 +29,15 @@ from domain.variants import start
 from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import SeatClaimed, SeatReleased
-from events.store import EventStore, RecordedEvent, StoreError, Unreadable, UnreadableEvent
+from events.store import EventStore, RecordedEvent, StoreError, UnreadableEvent
 from service.bots.moves import bot_move
 from service.commands.command import NothingToDo
 from service.commands.handler import Conflict, StaleVersion
 from service.contract.problems import ApiError
-from service.ops.follower import Follower
+from service.ops.follower import Follower, folded, game_events
 from service.ops.logging import log
 from service.play.games import GameService
 
-GAME_PREFIX = "game:"
 TICK = 1.0
 """Seconds the runner waits at most for the feed before it looks again."""
 LOBBY = tuple(lobby.EVENTS)
@@ -124,25 +123,13 @@ class BotRunner:
         return 0.0 if self._moved else self.tick
 
     async def fold(self, page: list[RecordedEvent]) -> None:
-        for event in page:
-            if not event.stream_id.startswith(GAME_PREFIX):
-                continue
-            game_id = event.stream_id[len(GAME_PREFIX) :]
-            if type(event.data) is Unreadable:  # the store has reported it: no one plays on
-                self.tables.pop(game_id, None)
-                continue
+        for game_id, event in game_events(page, self.tables):
             table = self.tables.get(game_id)
             if table is None:
                 if not (isinstance(event.data, SeatClaimed) and event.data.bot):
                     continue
                 table = self.tables[game_id] = BotTable()
-            if event.version <= table.version:
-                continue
-            try:
-                table.fold(event)
-            except Exception as error:  # a history the rules cannot fold: not this one's to play
-                log.error("bots_cannot_fold", game_id=game_id, error=repr(error))
-                del self.tables[game_id]
+            if not folded("bots", self.tables, game_id, event):
                 continue
             self._moved.add(game_id)
             if table.over or not table.bots:

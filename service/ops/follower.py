@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Protocol, TypeVar
 
-from events.store import START, Checkpoint, EventStore, RecordedEvent, StoreError
+from events.store import START, Checkpoint, EventStore, RecordedEvent, StoreError, Unreadable
 from service.ops.background import Background
 from service.ops.logging import log
 
 FEED_PAGE = 1000
+GAME_PREFIX = "game:"
 FIRST_PAUSE = 0.1
 LONGEST_PAUSE = 5.0
 
@@ -33,6 +34,48 @@ class Consumer(Protocol):
     async def act(self) -> float:
         """Caught up with the feed: do what is due; the seconds to wait at most before the
         next look (0: look again at once)."""
+
+
+class Table(Protocol):
+    """A game as a consumer folds it from the feed."""
+
+    version: int
+
+    def fold(self, event: RecordedEvent) -> None: ...
+
+
+T = TypeVar("T", bound=Table)
+
+
+def game_events(
+    page: list[RecordedEvent], tables: MutableMapping[str, T]
+) -> Iterator[tuple[str, RecordedEvent]]:
+    """The page's events of games, each with its game's id. A game with an event this code
+    cannot read is dropped from `tables` (the store has reported it: no one plays on)."""
+    for event in page:
+        if not event.stream_id.startswith(GAME_PREFIX):
+            continue
+        game_id = event.stream_id[len(GAME_PREFIX) :]
+        if type(event.data) is Unreadable:
+            tables.pop(game_id, None)
+            continue
+        yield game_id, event
+
+
+def folded(name: str, tables: MutableMapping[str, T], game_id: str, event: RecordedEvent) -> bool:
+    """Fold `event` into the game's table unless the table has it already; whether it did.
+    A history the rules cannot fold drops the table (logged `<name>_cannot_fold`): not this
+    consumer's to play."""
+    table = tables[game_id]
+    if event.version <= table.version:
+        return False
+    try:
+        table.fold(event)
+    except Exception as error:
+        log.error(f"{name}_cannot_fold", game_id=game_id, error=repr(error))
+        del tables[game_id]
+        return False
+    return True
 
 
 class Follower:

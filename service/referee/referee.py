@@ -33,15 +33,14 @@ from domain.variants import start
 from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import GameCreated, SeatResigned
-from events.store import EventStore, RecordedEvent, Unreadable, UnreadableEvent
+from events.store import EventStore, RecordedEvent, UnreadableEvent
 from service.contract.problems import ApiError
-from service.ops.follower import Follower
+from service.ops.follower import Follower, folded, game_events
 from service.ops.logging import log
 from service.play.games import GameService
 from service.play.record import GameRecord
 from service.play.turns import TurnStarts, deadline
 
-GAME_PREFIX = "game:"
 TICK = 1.0
 """Seconds the referee waits at most before it looks at the clock again."""
 LOBBY = tuple(lobby.EVENTS)
@@ -159,13 +158,7 @@ class Referee:
         return self._wait()
 
     async def fold(self, page: list[RecordedEvent]) -> None:
-        for event in page:
-            if not event.stream_id.startswith(GAME_PREFIX):
-                continue
-            game_id = event.stream_id[len(GAME_PREFIX) :]
-            if type(event.data) is Unreadable:  # the store has reported it: no one plays on
-                self.tables.pop(game_id, None)
-                continue
+        for game_id, event in game_events(page, self.tables):
             table = self.tables.get(game_id)
             if table is None:
                 data = event.data
@@ -174,13 +167,8 @@ class Referee:
                 elif isinstance(data, SeatResigned):
                     await self._adopt(game_id, event.recorded_at)
                 continue
-            if event.version <= table.version:
-                continue  # adopted from a record that had it already
-            try:
-                table.fold(event)
-            except Exception as error:  # a history the rules cannot fold: not this one's to play
-                log.error("referee_cannot_fold", game_id=game_id, error=repr(error))
-                del self.tables[game_id]
+            # (an event at or below its version: adopted from a record that had it already)
+            if not folded("referee", self.tables, game_id, event):
                 continue
             self._moved.add(game_id)
             if table.over:
