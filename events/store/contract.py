@@ -32,6 +32,7 @@ from events.store.base import (
     utf8,
     verify_chain,
 )
+from events.store.lead import Lead
 from events.store.unreadable import Sightings, Unreadable, UnreadableEvent
 from events.stored import StoredRow
 
@@ -121,6 +122,12 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     async def receipt_keys(self) -> list[RegisteredKey]:
         """Every registered receipt key, first seen first."""
+
+    async def try_lead(self, name: str = "background") -> Lead | None:
+        """The installation's lead called `name` (events/store/lead.py), taken without
+        waiting: None when another process holds it. The embedded store is one process's:
+        it always leads."""
+        return Lead()
 
     @abc.abstractmethod
     async def installation(self) -> str:

@@ -41,6 +41,7 @@ from events.store.base import (
     check_stream_id,
 )
 from events.store.contract import EventStore
+from events.store.lead import Lead
 from events.store.postgres_connections import (
     Deadline,
     Translate,
@@ -49,6 +50,7 @@ from events.store.postgres_connections import (
     lost,
 )
 from events.store.postgres_group import GroupCommit, Outcome, Pending, Rows
+from events.store.postgres_lead import LeadSeeker
 from events.store.postgres_sql import (
     CHANNEL,
     FEED_HEAD,
@@ -94,6 +96,7 @@ class PostgresStore(EventStore):
         self._notifier: asyncio.Task[None] | None = None
         self._notify_due = asyncio.Event()
         self._notify_delay = notify_delay
+        self._lead_seekers: dict[str, LeadSeeker] = {}
         self._group = (
             GroupCommit(
                 self._append_alone, self._append_together, self._batch_sent, max_batch, timeout
@@ -166,6 +169,8 @@ class PostgresStore(EventStore):
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._listener = self._notifier = None
+        for seeker in self._lead_seekers.values():
+            await seeker.close()
         if self._notify_due.is_set():
             await self._notify()
         await self._pool.close()
@@ -348,6 +353,13 @@ class PostgresStore(EventStore):
             backoff = min(backoff * 2, 5.0)
 
     # ---- the installation -------------------------------------------------------------------
+
+    async def try_lead(self, name: str = "background") -> Lead | None:
+        seeker = self._lead_seekers.get(name)
+        if seeker is None:
+            seeker = LeadSeeker(self._url, self._settings, self._timeout, name)
+            self._lead_seekers[name] = seeker
+        return await seeker.try_lead()
 
     async def installation(self) -> str:
         rows = await self._fetch("SELECT id FROM installation", ())  # one row (0005)

@@ -34,6 +34,7 @@ from typing import Final
 from events.codec import Codec
 from events.store.base import AppendResult, Checkpoint, NewEvent, StoreError, StoreUnavailable
 from events.store.contract import EventStore
+from events.store.lead import Lead
 from events.store.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,12 @@ class ReplicaStore(PostgresStore):
 
     async def _register_receipt_key(self, key_id: str, public_key: bytes) -> None:
         raise StoreError(READ_ONLY)
+
+    async def try_lead(self, name: str = "background") -> Lead | None:
+        """The primary's: a standby's advisory locks are its own, shared with no one."""
+        if self.primary is None:
+            raise StoreError("a feed replica without its primary leads nothing")
+        return await self.primary.try_lead(name)
 
     async def replication_lag_row(self) -> tuple[bool, float | None]:
         """Whether the server is a standby, and how many seconds its replay is behind the

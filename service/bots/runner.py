@@ -1,13 +1,13 @@
 """The bot runner: it plays the seats bots hold, in every game that has one.
 
-One per process (`fairway serve` with FAIRWAY_BOTS on, or a process of its own: `fairway
-bots`). It tails the store's global feed as the referee does (service/referee/referee.py)
-and folds the games from the first `seat.claimed` that names a bot: their bot seats, and once
-started the play state, to know who is to act. When a bot seat is to act it waits the think
-time (FAIRWAY_BOT_THINK, so a spectator can follow the table) and runs the seat's move
-(service/bots/moves.py) at the version it saw, at most FAIRWAY_BOT_CONCURRENCY moves in
-flight at once; one move per game at a time, the lowest bot seat first when several are to
-act at once (a setup step).
+One per deployment (`fairway serve` with FAIRWAY_BOTS on, in the process that holds the
+lead: service/ops/leader.py), or a process of its own: `fairway bots`. It follows the store's
+global feed (service/ops/follower.py) and folds the games from the first `seat.claimed`
+that names a bot: their bot seats, and once started the play state, to know who is to act.
+When a bot seat is to act it waits the think time (FAIRWAY_BOT_THINK, so a spectator can
+follow the table) and runs the seat's move (service/bots/moves.py) at the version it saw,
+at most FAIRWAY_BOT_CONCURRENCY moves in flight at once; one move per game at a time, the
+lowest bot seat first when several are to act at once (a setup step).
 
 Correctness never rests on the runner: the move is decided again on the game's record caught
 up with the store, and appended only at the version the runner saw. A runner that lags, a
@@ -29,25 +29,15 @@ from domain.variants import start
 from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import SeatClaimed, SeatReleased
-from events.store import (
-    START,
-    Checkpoint,
-    EventStore,
-    RecordedEvent,
-    StoreError,
-    Unreadable,
-    UnreadableEvent,
-)
+from events.store import EventStore, RecordedEvent, StoreError, UnreadableEvent
 from service.bots.moves import bot_move
 from service.commands.command import NothingToDo
 from service.commands.handler import Conflict, StaleVersion
 from service.contract.problems import ApiError
-from service.ops.background import Background
+from service.ops.follower import Follower, folded, game_events
 from service.ops.logging import log
 from service.play.games import GameService
 
-GAME_PREFIX = "game:"
-FEED_PAGE = 1000
 TICK = 1.0
 """Seconds the runner waits at most for the feed before it looks again."""
 LOBBY = tuple(lobby.EVENTS)
@@ -103,9 +93,6 @@ class BotRunner:
         self.think = think
         self.tick = tick
         self.tables: dict[str, BotTable] = {}
-        self.checkpoint: Checkpoint = START
-        self.caught_up = asyncio.Event()
-        """Set once the runner has read the feed up to its head (the start-up scan)."""
         self.played = 0
         """Bot moves whose append returned here: this runner's, or the very same events
         another instance stored first (the same event ids: the store keeps them once)."""
@@ -114,77 +101,35 @@ class BotRunner:
         self._slots = asyncio.Semaphore(concurrency)
         self._moves: dict[str, asyncio.Task[None]] = {}
         """The move in flight in each game (one at a time)."""
-        self._woken = asyncio.Event()
-        self._background = Background("fairway-bots", self._run)
+        self.follower = Follower("bots", store, self)
+        self.caught_up = self.follower.caught_up
+        """Set once the runner has read the feed up to its head (the start-up scan)."""
 
     def start(self) -> None:
-        self._background.start()
+        self.follower.start()
 
     async def stop(self) -> None:
-        await self._background.stop()
+        await self.follower.stop()
         for task in list(self._moves.values()):
             task.cancel()
         for task in list(self._moves.values()):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _run(self) -> None:
-        pause = 0.1
-        while True:
-            try:
-                await self.step()
-                pause = 0.1
-            except Exception as error:  # a runner that died would leave bots seated for ever
-                if isinstance(error, StoreError):
-                    log.warning("bots_feed_failed", error=str(error))
-                else:
-                    log.exception("bots_failed", error=repr(error))
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 5.0)
-
-    async def step(self) -> None:
-        """Read what is new; once caught up with the feed, start the moves that are due and
-        wait for the next append (or a move that ended without one)."""
-        page = await self.store.read_feed(self.checkpoint, limit=FEED_PAGE)
-        if page:
-            self._fold(page)
-            self.checkpoint = page[-1].checkpoint
-            if len(page) == FEED_PAGE:
-                return
-        self.caught_up.set()
+    async def act(self) -> float:
+        """Caught up with the feed: start the moves that are due, then wait for the next
+        append (or a move that ended without one)."""
         self.start_due()
-        self._woken.clear()
-        if self._moved:
-            return
-        waiting = asyncio.ensure_future(self.store.wait_for_events(self.checkpoint, self.tick))
-        woken = asyncio.ensure_future(self._woken.wait())
-        await asyncio.wait((waiting, woken), return_when=asyncio.FIRST_COMPLETED)
-        woken.cancel()
-        if not waiting.done():
-            waiting.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await waiting
+        return 0.0 if self._moved else self.tick
 
-    def _fold(self, page: list[RecordedEvent]) -> None:
-        for event in page:
-            if not event.stream_id.startswith(GAME_PREFIX):
-                continue
-            game_id = event.stream_id[len(GAME_PREFIX) :]
-            if type(event.data) is Unreadable:  # the store has reported it: no one plays on
-                self.tables.pop(game_id, None)
-                continue
+    async def fold(self, page: list[RecordedEvent]) -> None:
+        for game_id, event in game_events(page, self.tables):
             table = self.tables.get(game_id)
             if table is None:
                 if not (isinstance(event.data, SeatClaimed) and event.data.bot):
                     continue
                 table = self.tables[game_id] = BotTable()
-            if event.version <= table.version:
-                continue
-            try:
-                table.fold(event)
-            except Exception as error:  # a history the rules cannot fold: not this one's to play
-                log.error("bots_cannot_fold", game_id=game_id, error=repr(error))
-                del self.tables[game_id]
+            if not folded("bots", self.tables, game_id, event):
                 continue
             self._moved.add(game_id)
             if table.over or not table.bots:
@@ -226,7 +171,7 @@ class BotRunner:
         finally:
             self._moves.pop(game_id, None)
             self._moved.add(game_id)
-            self._woken.set()
+            self.follower.wake()
 
     async def _play(self, game_id: str, seat: int, level: str, version: int) -> None:
         games = self.games

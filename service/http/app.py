@@ -22,8 +22,8 @@ from swagger_ui_bundle import swagger_ui_path
 
 from events.store import EventStore, Unreadable, close_feed, open_feed, open_store
 from service.audit.keys import ReceiptKeys
-from service.bots.runner import BotRunner
 from service.contract.receipts import ReceiptKey, load_or_create, parse_key_text
+from service.http.background import background
 from service.http.bodies import JsonRequest
 from service.http.controllers.audit import AuditController, TournamentAuditController
 from service.http.controllers.fairness import ReceiptKeyController, SeatSeedController
@@ -49,9 +49,8 @@ from service.ops.metrics import Metrics
 from service.ops.settings import Settings
 from service.play.games import GameService
 from service.read.projections import ProjectionService
-from service.referee.referee import Referee, utc_now
+from service.referee.referee import utc_now
 from service.tournaments.duplicate import DuplicateGate
-from service.tournaments.rounds import RoundKeeper
 from service.tournaments.service import TournamentService
 
 DESCRIPTION = """\
@@ -141,13 +140,6 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     )
 
 
-def bot_slots(settings: Settings) -> int:
-    """Bot moves in flight at once inside `fairway serve`: FAIRWAY_BOT_CONCURRENCY, and never
-    more than half the store's pool, so that bots never keep the players' requests waiting
-    for a connection."""
-    return max(1, min(settings.bot_concurrency, settings.pool_size // 2))
-
-
 def create_app(
     settings: Settings | None = None,
     store: EventStore | None = None,
@@ -223,51 +215,36 @@ def create_app(
             admin_key=settings.admin_key,
         )
         holder["tournaments"] = tournaments
-        keeper = RoundKeeper(feed, tournaments)
-        if settings.round_keeper:
-            keeper.start()
         projections = ProjectionService(settings, opened, feed)
         holder["projections"] = projections
-        await projections.start()
-        referee = Referee(
-            feed,
-            holder["games"],  # type: ignore[arg-type]
-            now=referee_clock,
-            tick=settings.referee_tick,
-        )
+        if not projections.shared:
+            projections.start()  # this process's own read models, fed by the store
         games: GameService = holder["games"]  # type: ignore[assignment]
         metrics.sample("cache_events", lambda: games.cache.events)
         metrics.sample("cache_games", lambda: len(games.cache))
-        metrics.sample("referee_tables", lambda: len(referee.tables))
         sampler = Background("fairway-metrics", lambda: _sampling(metrics))
         if metrics.multiprocess:
             sampler.start()
-        if settings.referee:
-            referee.start()
-        bots = BotRunner(
-            feed,
-            holder["games"],  # type: ignore[arg-type]
-            think=settings.bot_think,
-            concurrency=bot_slots(settings),
+        leaders = background(
+            settings, opened, feed, games, tournaments, projections, metrics, referee_clock
         )
-        holder["bots"] = bots
-        if settings.bots:
-            bots.start()
+        for leader in leaders:
+            leader.start()
         log.info(
             "started",
             store=type(opened).__name__,
             feed=type(feed).__name__,
             referee=settings.referee,
             bots=settings.bots,
+            background=settings.background,
         )
         try:
             yield
         finally:
-            await bots.stop()
-            await referee.stop()
+            for leader in leaders:
+                await leader.stop()
             await watcher.stop()
-            await keeper.stop()
-            await projections.stop()
+            await projections.close()
             await sampler.stop()
             await limiter.close()
             metrics.close()

@@ -3,10 +3,11 @@ game (GET /games/{id}/stream) that the game moved.
 
 Whoever appended, this instance or another, the feed shows it: PostgreSQL's NOTIFY (the
 embedded store's local signal) wakes the watcher, which reads what is new once for the whole
-process and wakes the subscribers of each game that moved. A subscriber then reads the
-game's record, caught up from the store (and its hash chain checked) by one load shared by
-every subscriber waiting for the same news: a thousand subscribers cost one feed reader and
-one catch-up per game, not a thousand queries.
+process and wakes the subscribers of each game that moved. While no one subscribes it reads
+nothing; the first subscriber after that waits (`ready`) until it has taken the feed's head.
+A subscriber then reads the game's record, caught up from the store (and its hash chain
+checked) by one load shared by every subscriber waiting for the same news: a thousand
+subscribers cost one feed reader and one catch-up per game, not a thousand queries.
 
 The news is only a wake-up. What a subscriber sends is decided by its own last sent version
 against the record, so a wake-up missed, repeated or late can delay an event, never lose or
@@ -73,6 +74,11 @@ class Watcher:
         self._news: dict[str, News] = {}
         self._loads: dict[str, Loads] = {}
         self._memo: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+        self._wanted = asyncio.Event()
+        """Set by each subscription: the watcher, idle while no one subscribes, follows."""
+        self._following = asyncio.Event()
+        """Set while the watcher follows the feed from a point taken after every current
+        subscriber subscribed (cleared when it goes idle)."""
         self._background = Background("fairway-watcher", self._tail)
 
     def start(self) -> None:
@@ -86,12 +92,21 @@ class Watcher:
         """The news of `game_id` for as long as the block lasts."""
         news = self._news.setdefault(game_id, News())
         news.subscribers += 1
+        self._wanted.set()
         try:
             yield news
         finally:
             news.subscribers -= 1
             if news.subscribers == 0 and self._news.get(game_id) is news:
                 del self._news[game_id]
+
+    async def ready(self) -> None:
+        """Return once the watcher follows the feed from a point taken after the caller
+        subscribed, so that the caller's first look at the store misses no news (at most
+        `idle_check` seconds: a watcher that cannot read the feed leaves each to look)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.idle_check):
+                await self._following.wait()
 
     def cached(self, game_id: str, at_least: int) -> GameRecord | None:
         """The cached record if it has reached `at_least` (the common case on a wake-up:
@@ -155,14 +170,22 @@ class Watcher:
         return found
 
     async def _tail(self) -> None:
-        """Read the feed from where it stood when the watcher started; on a failure, wake
-        every subscriber (each looks for itself) and try again after a pause."""
+        """While someone subscribes, read the feed from its head as it stood when the first
+        of them came; while no one does, read nothing. On a failure, wake every subscriber
+        (each looks for itself) and try again after a pause."""
         checkpoint: Checkpoint | None = None
         pause = 0.1
         while True:
             try:
+                if not self._news:  # idle: the next subscriber starts from a new head
+                    checkpoint = None
+                    self._following.clear()
+                    self._wanted.clear()
+                    await self._wanted.wait()
+                    continue
                 if checkpoint is None:
                     checkpoint = await self.store.feed_head()
+                    self._following.set()
                 page = await self.store.read_feed(checkpoint, limit=FEED_PAGE)
                 if page:
                     checkpoint = page[-1].checkpoint

@@ -76,6 +76,7 @@ GAUGES = {
     "cache_events": "Weight of the games kept in memory, in events (FAIRWAY_CACHE_EVENTS).",
     "cache_games": "Games kept in memory.",
     "referee_tables": "Live games the referee watches (a turn clock or a resigned seat).",
+    "background_leader": "1 while this process runs the feed's consumers (FAIRWAY_BACKGROUND).",
 }
 
 

@@ -23,6 +23,7 @@ T = TypeVar("T")
 
 LOG_FORMATS = ("json", "console", "auto")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+BACKGROUND_MODES = ("leader", "always", "never")
 
 
 class SettingsError(ValueError):
@@ -142,6 +143,11 @@ class Settings(msgspec.Struct, frozen=True):
     instance: str | None = None
     """FAIRWAY_INSTANCE: the name /metrics gives this instance (`fairway_instance_info`);
     unset, the host name and the pid of `fairway serve`."""
+    background: str = "leader"
+    """FAIRWAY_BACKGROUND: where the feed's consumers this process is set to run (the
+    referee, the bots, the round keeper, an inline projector on Redis) run: `leader`, in the
+    one process of the deployment that holds the lead (service/ops/leader.py); `always`, in
+    every process; `never`, in none of this one's."""
     shutdown_grace: float = 10.0
     """FAIRWAY_SHUTDOWN_GRACE: seconds a stopping instance (SIGTERM) gives the requests in
     flight to finish; it stops taking new ones and ends its event streams with a reconnect
@@ -221,6 +227,7 @@ class Settings(msgspec.Struct, frozen=True):
             admin_key=read.text("FAIRWAY_ADMIN_KEY"),
             round_keeper=read("FAIRWAY_ROUND_KEEPER", default.round_keeper, flag),
             instance=read.text("FAIRWAY_INSTANCE"),
+            background=read("FAIRWAY_BACKGROUND", default.background, one_of(BACKGROUND_MODES)),
             shutdown_grace=read("FAIRWAY_SHUTDOWN_GRACE", default.shutdown_grace, positive),
         )
 

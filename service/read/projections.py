@@ -9,9 +9,6 @@ projector inside the service as well (several projectors are safe: each batch co
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-
 from events.store import EventStore, ReplicaStore, StoreError
 from projections.base import ProjectionsUnavailable
 from projections.catalog import PROJECTIONS, fresh
@@ -20,6 +17,7 @@ from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
 from projections.status import ProjectionStatus, rebuild_counts, render_metrics, statuses
 from projections.store import ProjectionStore
+from service.ops.background import Background
 from service.ops.settings import Settings
 
 INLINE_BATCH = 250
@@ -47,17 +45,25 @@ class ProjectionService:
         self.projector = (
             Projector(fresh(), self.store, self.feed, batch=INLINE_BATCH) if inline else None
         )
-        self._task: asyncio.Task[None] | None = None
+        self.shared = settings.redis_url is not None
+        """Whether the projector writes read models every process shares (Redis): then one
+        per deployment is enough (service/ops/leader.py); in memory, each process its own."""
+        self._background = Background("fairway-projector", self._project)
 
-    async def start(self) -> None:
+    async def _project(self) -> None:
         if self.projector is not None:
-            self._task = asyncio.create_task(self.projector.run(), name="fairway-projector")
+            await self.projector.run()
+
+    def start(self) -> None:
+        """Run the projector in this process, if it has one."""
+        self._background.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        """Stop the projector; the store stays open (`close`)."""
+        await self._background.stop()
+
+    async def close(self) -> None:
+        await self.stop()
         await self.store.close()
 
     async def status(self) -> list[ProjectionStatus]:

@@ -1,8 +1,8 @@
 """The referee: it plays a seat's turn when the seat's clock runs out, and plays out the
 seats whose players resigned or withdrew, so that every table finishes.
 
-One per process (or one process of its own: `fairway referee`). It tails the store's global
-feed, as the watcher does (service/live/watch.py), and folds the games that concern it: those
+One per deployment (service/ops/leader.py), or a process of its own: `fairway referee`. It
+follows the store's global feed (service/ops/follower.py) and folds the games that concern it: those
 with a turn clock from their first event, and a game without one from the moment a seat
 resigns (then read once from the store). For each it knows who must act and since which
 event (service/play/turns.py), whose `recorded_at` starts the clock. It wakes at the earliest
@@ -20,7 +20,6 @@ head (the cost of that scan: docs/BENCHMARKS.md, "The referee's start").
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,24 +33,14 @@ from domain.variants import start
 from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import GameCreated, SeatResigned
-from events.store import (
-    START,
-    Checkpoint,
-    EventStore,
-    RecordedEvent,
-    StoreError,
-    Unreadable,
-    UnreadableEvent,
-)
+from events.store import EventStore, RecordedEvent, UnreadableEvent
 from service.contract.problems import ApiError
-from service.ops.background import Background
+from service.ops.follower import Follower, folded, game_events
 from service.ops.logging import log
 from service.play.games import GameService
 from service.play.record import GameRecord
 from service.play.turns import TurnStarts, deadline
 
-GAME_PREFIX = "game:"
-FEED_PAGE = 1000
 TICK = 1.0
 """Seconds the referee waits at most before it looks at the clock again."""
 LOBBY = tuple(lobby.EVENTS)
@@ -147,57 +136,29 @@ class Referee:
         self.now = now
         self.tick = tick
         self.tables: dict[str, Table] = {}
-        self.checkpoint: Checkpoint = START
-        self.caught_up = asyncio.Event()
-        """Set once the referee has read the feed up to its head (the start-up scan)."""
         self._moved: set[str] = set()
         """Games folded since the last look: what is due there may have changed."""
         self._timers: list[tuple[datetime, str]] = []
         """A heap of (deadline, game): when to look at a game again. An entry may be stale
         (the game moved since); looking at a game that is not due costs little."""
-        self._background = Background("fairway-referee", self._run)
+        self.follower = Follower("referee", store, self)
+        self.caught_up = self.follower.caught_up
+        """Set once the referee has read the feed up to its head (the start-up scan)."""
 
     def start(self) -> None:
-        self._background.start()
+        self.follower.start()
 
     async def stop(self) -> None:
-        await self._background.stop()
+        await self.follower.stop()
 
-    async def _run(self) -> None:
-        pause = 0.1
-        while True:
-            try:
-                await self.step()
-                pause = 0.1
-            except Exception as error:  # a referee that died would leave tables unfinished
-                if isinstance(error, StoreError):
-                    log.warning("referee_feed_failed", error=str(error))
-                else:
-                    log.exception("referee_failed", error=repr(error))
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 5.0)
-
-    async def step(self) -> None:
-        """Read what is new; once caught up with the feed, play what is due and wait for
-        the next append or the next deadline."""
-        page = await self.store.read_feed(self.checkpoint, limit=FEED_PAGE)
-        if page:
-            await self._fold(page)
-            self.checkpoint = page[-1].checkpoint
-            if len(page) == FEED_PAGE:
-                return
-        self.caught_up.set()
+    async def act(self) -> float:
+        """Caught up with the feed: play what is due, then wait for the next append or the
+        next deadline."""
         await self.play_due()
-        await self.store.wait_for_events(self.checkpoint, self._wait())
+        return self._wait()
 
-    async def _fold(self, page: list[RecordedEvent]) -> None:
-        for event in page:
-            if not event.stream_id.startswith(GAME_PREFIX):
-                continue
-            game_id = event.stream_id[len(GAME_PREFIX) :]
-            if type(event.data) is Unreadable:  # the store has reported it: no one plays on
-                self.tables.pop(game_id, None)
-                continue
+    async def fold(self, page: list[RecordedEvent]) -> None:
+        for game_id, event in game_events(page, self.tables):
             table = self.tables.get(game_id)
             if table is None:
                 data = event.data
@@ -206,13 +167,8 @@ class Referee:
                 elif isinstance(data, SeatResigned):
                     await self._adopt(game_id, event.recorded_at)
                 continue
-            if event.version <= table.version:
-                continue  # adopted from a record that had it already
-            try:
-                table.fold(event)
-            except Exception as error:  # a history the rules cannot fold: not this one's to play
-                log.error("referee_cannot_fold", game_id=game_id, error=repr(error))
-                del self.tables[game_id]
+            # (an event at or below its version: adopted from a record that had it already)
+            if not folded("referee", self.tables, game_id, event):
                 continue
             self._moved.add(game_id)
             if table.over:

@@ -1,8 +1,9 @@
-"""One round keeper per process: it closes a tournament's round once its last game has ended,
-and starts the next of a tournament whose rounds start by themselves (`auto_rounds`).
+"""One round keeper per deployment (service/ops/leader.py): it closes a tournament's round
+once its last game has ended, and starts the next of a tournament whose rounds start by
+themselves (`auto_rounds`).
 
-It tails the store's global feed, like the watcher (service/live/watch.py), and for each
-`game.ended` of a tournament's table asks the tournament service to close that
+It follows the store's global feed (service/ops/follower.py), and for each `game.ended` of a
+tournament's table asks the tournament service to close that
 tournament's open round, and for each `round.closed` to start the next if the tournament
 says so; at startup it checks every tournament once, so a round whose last game ended (or
 that closed) while no instance ran is closed (or followed) too. With several instances
@@ -12,19 +13,14 @@ check was made on, and the next starts once, as two starts by the organiser woul
 
 from __future__ import annotations
 
-import asyncio
-
-from events.store import Checkpoint, EventStore, Unreadable, UnreadableEvent
+from events.store import Checkpoint, EventStore, RecordedEvent, Unreadable, UnreadableEvent
 from service.contract.problems import ApiError
-from service.ops.background import Background
+from service.ops.follower import Follower
 from service.ops.logging import log
 from service.tournaments.record import PREFIX
 from service.tournaments.service import TournamentService
 
-FEED_PAGE = 1000
 IDLE_CHECK = 5.0
-RETRY_AFTER = 1.0
-"""Seconds to wait after the store failed before trying again."""
 
 
 class RoundKeeper:
@@ -34,55 +30,54 @@ class RoundKeeper:
         self.store = store
         self.tournaments = tournaments
         self.idle_check = idle_check
-        self._background = Background("fairway-round-keeper", self._run)
+        self._ended: list[str] = []
+        """Games whose end the feed has shown and whose round is not yet looked at."""
+        self._closed: list[str] = []
+        """Tournaments whose round the feed has shown closed, the next not yet looked at."""
+        self.follower = Follower("round_keeper", store, self, start_at=self._sweep)
 
     def start(self) -> None:
-        self._background.start()
+        self.follower.start()
 
     async def stop(self) -> None:
-        await self._background.stop()
+        await self.follower.stop()
 
-    async def _run(self) -> None:
-        while True:
+    async def _sweep(self) -> Checkpoint:
+        """At start and after a failure: every tournament once; the feed from the head taken
+        first, so a game that ends during the sweep is in the feed after it."""
+        self._ended.clear()
+        self._closed.clear()
+        after = await self.store.feed_head()
+        for tournament_id in await self.tournaments.tournament_ids():
+            await self._close(tournament_id)
+            await self._advance(tournament_id)
+        return after
+
+    async def fold(self, page: list[RecordedEvent]) -> None:
+        for item in page:
+            if item.type == "round.closed" and item.stream_id.startswith(PREFIX):
+                self._closed.append(item.stream_id.removeprefix(PREFIX))
+            if (
+                item.type == "game.ended"
+                and item.stream_id.startswith("game:")
+                and type(item.data) is not Unreadable
+            ):
+                self._ended.append(item.stream_id.removeprefix("game:"))
+
+    async def act(self) -> float:
+        ended, self._ended = self._ended, []
+        for game_id in ended:
             try:
-                # The head first: a game that ends during the sweep is in the feed after it.
-                after = await self.store.feed_head()
-                for tournament_id in await self.tournaments.tournament_ids():
-                    await self._close(tournament_id)
-                    await self._advance(tournament_id)
-                await self._tail(after)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the store failed: start again, sweep included
-                log.warning("round_keeper_failed", error=repr(exc))
-                await asyncio.sleep(RETRY_AFTER)
-
-    async def _tail(self, after: Checkpoint) -> None:
-        while True:
-            if not await self.store.wait_for_events(after, self.idle_check):
+                record = await self.tournaments.games.load(game_id)
+            except UnreadableEvent as exc:  # (the store has reported it) not this one's
+                log.warning("round_not_closed", game_id=game_id, error=str(exc))
                 continue
-            page = await self.store.read_feed(after, FEED_PAGE)
-            ended, closed = [], []
-            for item in page:
-                after = item.checkpoint
-                if item.type == "round.closed" and item.stream_id.startswith(PREFIX):
-                    closed.append(item.stream_id.removeprefix(PREFIX))
-                if (
-                    item.type == "game.ended"
-                    and item.stream_id.startswith("game:")
-                    and type(item.data) is not Unreadable
-                ):
-                    ended.append(item.stream_id.removeprefix("game:"))
-            for game_id in ended:
-                try:
-                    record = await self.tournaments.games.load(game_id)
-                except UnreadableEvent as exc:  # (the store has reported it) not this one's
-                    log.warning("round_not_closed", game_id=game_id, error=str(exc))
-                    continue
-                if record.lobby.tournament:
-                    await self._close(record.lobby.tournament)
-            for tournament_id in dict.fromkeys(closed):
-                await self._advance(tournament_id)
+            if record.lobby.tournament:
+                await self._close(record.lobby.tournament)
+        closed, self._closed = self._closed, []
+        for tournament_id in dict.fromkeys(closed):
+            await self._advance(tournament_id)
+        return self.idle_check
 
     async def _close(self, tournament_id: str) -> None:
         try:

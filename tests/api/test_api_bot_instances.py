@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import msgspec
 import psycopg
 import pytest
 
@@ -23,9 +24,11 @@ LEVEL = "random"
 
 @pytest.fixture
 def second(api_settings: Settings, tmp_path: Path) -> Iterator[httpx.Client]:
-    """A second instance on the same database, bots on, no think time (as the first)."""
+    """A second instance on the same database, bots on, no think time (as the first); it
+    runs them whoever leads (FAIRWAY_BACKGROUND=always), so that both instances try every move."""
     assert api_settings.database_url is not None
     settings = instance_settings(api_settings.database_url, tmp_path)
+    settings = msgspec.structs.replace(settings, background="always")
     assert settings.bots
     with running_server(settings) as base, httpx.Client(base_url=base, timeout=20) as client:
         yield client

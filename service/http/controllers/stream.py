@@ -181,6 +181,7 @@ class Live:
         try:
             with self.watcher.subscribe(self.game_id) as news:
                 yield b"retry: %d\n\n" % RETRY_MS
+                await self.watcher.ready()  # it follows the feed from before our first look
                 over_at = loop.time() + lifetime
                 quiet_until = loop.time() + self.heartbeat
                 fresh = True

@@ -58,9 +58,11 @@ async def test_the_watcher_hears_of_an_append_by_another_writer_to_a_watched_gam
     head_read = HeadRead(store)
     watcher.start()
     try:
-        # it tails the feed from its head then: an append before that it would never hear of
-        await asyncio.wait_for(head_read.done.wait(), WAIT)
         with watcher.subscribe(record.game_id) as news:
+            # it tails the feed from its head, taken once someone subscribes: an append
+            # before that it would never hear of
+            await asyncio.wait_for(watcher.ready(), WAIT)
+            assert head_read.done.is_set()
             changed = news.changed
             await elsewhere.claim(record.game_id, None, "ann")
             await asyncio.wait_for(changed.wait(), WAIT)
@@ -94,3 +96,48 @@ async def test_a_shared_catch_up_reports_a_missing_game_to_every_caller(
         *(watcher.fresh("0123456789abcdef") for _ in range(5)), return_exceptions=True
     )
     assert all(getattr(r, "code", None) == "game_not_found" for r in results)
+
+
+class CountingFeed:
+    """Counts the feed reads (pages and heads) a store serves (wraps the real methods)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.reads = 0
+        read_feed, feed_head = store.read_feed, store.feed_head
+
+        async def counted_read_feed(*args: Any, **kwargs: Any) -> Any:
+            self.reads += 1
+            return await read_feed(*args, **kwargs)
+
+        async def counted_feed_head() -> Checkpoint:
+            self.reads += 1
+            return await feed_head()
+
+        store.read_feed = counted_read_feed  # type: ignore[method-assign]
+        store.feed_head = counted_feed_head  # type: ignore[method-assign]
+
+
+async def test_the_watcher_reads_nothing_while_no_one_subscribes(store: EventStore) -> None:
+    games = GameService(store, Metrics())
+    counting = CountingFeed(store)
+    watcher = Watcher(store, games, idle_check=0.05)
+    watcher.start()
+    try:
+        record, _ = await games.create("golf", 2, GameOptions(hands=1), "")
+        await games.claim(record.game_id, None, "ann")
+        await asyncio.sleep(0.5)  # time enough to read the feed many times over
+        assert counting.reads == 0, "no subscriber: the feed is not read"
+        with watcher.subscribe(record.game_id) as news:
+            await asyncio.wait_for(watcher.ready(), WAIT)
+            changed = news.changed
+            await GameService(store, Metrics()).claim(record.game_id, None, "bob")
+            await asyncio.wait_for(changed.wait(), WAIT)
+            assert news.version == 3
+        assert counting.reads > 0
+        await asyncio.sleep(0.3)  # the watcher sees no one is left, and goes idle
+        idle_at = counting.reads
+        await games.create("golf", 2, GameOptions(hands=1), "")
+        await asyncio.sleep(0.3)
+        assert counting.reads == idle_at, "no subscriber left: the feed is not read"
+    finally:
+        await watcher.stop()

@@ -206,6 +206,16 @@ def test_the_round_keeper_runs_by_default_and_may_be_turned_off() -> None:
     assert Settings.from_env({"FAIRWAY_ROUND_KEEPER": "off"}).round_keeper is False
 
 
+def test_the_background_consumers_follow_the_leader_by_default() -> None:
+    assert Settings.from_env({}).background == "leader"
+    for mode in ("always", "Never", "leader"):
+        assert Settings.from_env({"FAIRWAY_BACKGROUND": mode}).background == mode.lower()
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({"FAIRWAY_BACKGROUND": "sometimes"})
+    assert raised.value.name == "FAIRWAY_BACKGROUND"
+    assert "leader, always, never" in str(raised.value)
+
+
 def test_the_limits_per_client_have_defaults_that_leave_room_for_others() -> None:
     settings = Settings.from_env({})
     assert settings.max_connections_per_client < settings.max_connections
