@@ -17,9 +17,13 @@ from domain.bots.base import Chooser
 from domain.cards import rank_of
 from domain.grid.layout import index
 from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
+from domain.grid.strong_outlook import basketball_outlook, golf_outlook
 from domain.grid.view import GridView
 from events.schema.grid import Discard, Draw, EndTurn, Flip, GoOut, Peek, Replace, SetupFlip
 
+GOLF_LOOK_AHEAD = 1.0
+"""Golf: the share of the next draw's expected saving counted (measured against greedy bots,
+300 games a trial: 0.7 gave 1.33x parity, 1.0 1.52x, 1.3 1.16x, 2.0 1.03x)."""
 GO_OUT_MARGIN = 0.0
 """Golf: how much lower than every other layout's its own must be expected to score."""
 
@@ -63,10 +67,24 @@ class Plan:
         peeked = {index(columns, row, col) for row, col in view.peeked}
         self.hidden = [at for at, r in enumerate(self.ranks) if r is None or at in peeked]
         """Face-down positions: unseen, or (Basketball) peeked at."""
+        self.looking = False
+        """Basketball: price layouts with the next draw's saving (placing and flipping; in
+        the draw it costs a rank's worth of work more per rank and measured no better)."""
         self.spots = self.hidden if self.rules.replace == "face-down" else range(len(self.ranks))
 
     def cost(self, ranks: Ranks, open_: Sequence[int] | None = None) -> float:
-        return self.know.cost(ranks, self.final, self.hidden if open_ is None else open_)
+        """The expected cost of a layout the turn leaves, `open_` its face-down positions:
+        as it lies, less (Golf; Basketball while placing or flipping) what the seat's next
+        draw is expected to save. Golf: no next draw once the hand ends before it."""
+        know = self.know
+        if self.rules.scoring == "golf":
+            ends = self.final or None not in ranks
+            unknown = know.mean if self.final else know.unknown
+            weight = 0.0 if ends else GOLF_LOOK_AHEAD
+            return golf_outlook(ranks, know.columns, know.values, know.odds, unknown, weight)
+        if self.looking:
+            return basketball_outlook(know, ranks, self.hidden if open_ is None else open_)
+        return know.cost(ranks, self.final)
 
     def after_flip(self, ranks: Ranks, open_: list[int]) -> float:
         """The cost once the flip that must follow a discard is made as well as it can be."""
@@ -114,6 +132,7 @@ class Plan:
     def place(self, card: str, legal: Sequence[Any]) -> Any:
         rank = rank_of(card)
         columns = self.rules.columns
+        self.looking = self.rules.scoring == "basketball"
         best: Any = None
         best_cost = float("inf")
         for action in legal:
@@ -137,6 +156,7 @@ class Plan:
         """Turn up the card whose chance of being swapped later is worth least: a peeked
         card at least as good as any likely draw, else an unseen card."""
         columns = self.rules.columns
+        self.looking = self.rules.scoring == "basketball"
         best, best_cost = flips[0], float("inf")
         for action in flips:
             at = index(columns, action.row, action.col)
@@ -146,11 +166,13 @@ class Plan:
         return best
 
     def going_out_pays(self) -> bool:
-        """Golf: go out when no other layout is expected to score lower than this one."""
+        """Golf: go out when no other layout is expected to score lower than this one once
+        its final turn has brought it the next draw's expected saving (against greedy bots,
+        300 games: 1.69x parity, 1.53x without that saving)."""
         know, view = self.know, self.view
         mine = know.cost(self.ranks, final=True)
         others = [
-            know.cost(ranks_of(view, seat), final=True)
+            golf_outlook(ranks_of(view, seat), know.columns, know.values, know.odds, know.mean, 1.0)
             for seat in range(view.players)
             if seat != self.seat
         ]

@@ -22,10 +22,6 @@ UNKNOWN_BIAS: dict[str, float] = {"hang-ten": 5.0, "tens": 5.0}
 Where a discard needs no flip (Hang Ten) or every card drawn is kept (Tens), the player who
 turns their layout up first ends the hand on the others' face-down cards: racing pays
 (measured against greedy bots: Hang Ten wins 6% at -1.5, 41% at 0, 94% at +5)."""
-OPTION_WEIGHT = 0.5
-"""Basketball: the share of a face-down card's expected gain from a later draw counted."""
-
-
 Ranks = list[str | None]
 """A row-major layout by rank; None is a card the seat does not know."""
 
@@ -74,29 +70,13 @@ class Knowledge:
         """What a face-down card is taken to be worth: it is far likelier to be replaced
         before the hand ends than revealed, so its chance to pair is not counted."""
         self._bonus = _BONUS[rules.scoring]
-        self.option = self._options() if rules.scoring == "basketball" else {}
-        """Basketball: what a face-down card (by rank, None unseen) is worth beyond itself
-        while it may still be swapped for a better card drawn later."""
 
-    def _options(self) -> dict[str | None, float]:
-        worth = [(p, self.values[r]) for r, p in self.odds.items()]
-        option: dict[str | None, float] = {
-            rank: OPTION_WEIGHT * sum(p * max(0, v - value) for p, v in worth)
-            for rank, value in self.values.items()
-        }
-        option[None] = sum(p * option[r] for r, p in self.odds.items())
-        return option
-
-    def cost(
-        self, ranks: Sequence[str | None], final: bool = False, open_: Sequence[int] = ()
-    ) -> float:
+    def cost(self, ranks: Sequence[str | None], final: bool = False) -> float:
         """The expected score of a layout as a cost: lower is better in every variant.
         `final`: the hand ends before the seat's next turn, every face-down card is revealed
-        as it is, so it is worth the unseen cards' mean. `open_`: the face-down positions
-        (Basketball: each may yet take a better card)."""
+        as it is, so it is worth the unseen cards' mean."""
         if self.scoring == "basketball":
-            option = self.option
-            return -self._basketball(ranks) - sum(option[ranks[at]] for at in open_)
+            return -self._basketball(ranks)
         return self._columns(ranks, self.mean if final else self.unknown)
 
     def _columns(self, ranks: Sequence[str | None], unknown: float) -> float:
