@@ -82,7 +82,6 @@ from benchmarks.load.phases import action_phase, depth_phase, echo_phase  # noqa
 from benchmarks.load.processes import (  # noqa: E402
     CpuMeter,
     connection_owners,
-    descendants,
     postgres_pids,
     wait_quiet,
 )
@@ -102,6 +101,7 @@ from benchmarks.load.server import (  # noqa: E402
     stop_projector,
     stop_server,
     wait_ready,
+    worker_pids,
 )
 from benchmarks.load.stats import percentile  # noqa: E402
 from events.migrate import migrate  # noqa: E402
@@ -112,9 +112,7 @@ async def measure(
 ) -> dict[str, float]:
     await wait_ready(port, server, args.workers)
     meter = CpuMeter(server.pid, postgres_pids(url))
-    workers = [p for p in descendants(server.pid) if p != server.pid] or [server.pid]
-    if args.workers > 1:  # the supervisor's helpers, if any, have children of their own
-        workers = [p for p in workers if len(descendants(p)) == 1][-args.workers :]
+    workers = worker_pids(server, args.workers)
     with psycopg.connect(url) as conn:
         pg = conn.execute("SHOW server_version").fetchone()
     print(

@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,6 +217,11 @@ async def act_once(
             stats.failures[f"POST /actions {code}: {body[:200]!r}"] += 1
 
 
+Opener = Callable[[Client, str, int, dict[str, Any], Stats | None], Awaitable[Table]]
+"""How a bot opens a table: `open_table` on Fairway; benchmarks/load/bgio.py's on
+boardgame.io (its lobby routes), whose answers to actions have the same shape."""
+
+
 async def play(
     client: Client,
     args: argparse.Namespace,
@@ -223,6 +229,7 @@ async def play(
     stats: Stats,
     stop: asyncio.Event,
     seed: int,
+    opener: Opener = open_table,
 ) -> None:
     rng = random.Random(seed)
     options = game_options(args)
@@ -236,7 +243,8 @@ async def play(
                 if table is not None and stats.measuring:
                     stats.games_finished += 1
                 started = time.perf_counter()
-                table = await open_table(client, args.variant, args.seats, options, stats)
+                table = await opener(client, args.variant, args.seats, options, stats)
+                stats.opened += 1
                 late += time.perf_counter() - started
                 bot.hand = -1
             await act_once(client, table, bot, stats, args.bot == "random", late)

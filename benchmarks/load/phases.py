@@ -7,9 +7,9 @@ import argparse
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
-from benchmarks.load.bots import SCRIPTED, Bot, Table, act_once, open_table, play
+from benchmarks.load.bots import SCRIPTED, Bot, Opener, Table, act_once, open_table, play
 from benchmarks.load.client import Client
 from benchmarks.load.pacing import Pace
 from benchmarks.load.processes import CpuMeter, CpuWindow
@@ -23,10 +23,16 @@ async def timed_window(
     meter: CpuMeter,
     warmup: float,
     seconds: float,
+    settled: Callable[[], bool] | None = None,
 ) -> CpuWindow:
+    """`tasks` run for `warmup` s (and, given `settled`, until it holds, at most 300 s),
+    then measured for `seconds` s."""
     running = [asyncio.ensure_future(t) for t in tasks]
     try:
         await asyncio.sleep(warmup)
+        deadline = time.monotonic() + 300
+        while settled is not None and not settled() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
         stats.measuring = True
         start = meter.snapshot()
         await asyncio.sleep(seconds)
@@ -44,12 +50,20 @@ async def timed_window(
 
 
 async def action_phase(
-    args: argparse.Namespace, clients: list[Client], meter: CpuMeter, rate: float
+    args: argparse.Namespace,
+    clients: list[Client],
+    meter: CpuMeter,
+    rate: float,
+    opener: Opener = open_table,
+    all_opened: bool = False,
 ) -> tuple[Stats, CpuWindow]:
+    """The games played for a window. `all_opened`: the warm-up lasts until every bot has
+    opened its table, so that a slow server's lobby work is not measured as its actions'."""
     stats = Stats()
     stop = asyncio.Event()
-    tasks = [play(c, args, rate, stats, stop, seed=i) for i, c in enumerate(clients)]
-    window = await timed_window(tasks, stats, stop, meter, args.warmup, args.seconds)
+    tasks = [play(c, args, rate, stats, stop, i, opener) for i, c in enumerate(clients)]
+    settled = (lambda: stats.opened >= len(clients)) if all_opened else None
+    window = await timed_window(tasks, stats, stop, meter, args.warmup, args.seconds, settled)
     return stats, window
 
 

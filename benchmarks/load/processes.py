@@ -165,17 +165,31 @@ async def wait_quiet(limit: float, threshold: float = 0.25) -> float:
 
 
 def postgres_pids(url: str) -> Callable[[], list[int]]:
-    """This database's backends, plus the server's background writers (WAL, checkpoints)."""
+    """This database's backends, plus the server's background writers (WAL, checkpoints).
+    Asked over one connection held from the first call on, and retried for up to 30 s: on a
+    shared PostgreSQL every connection slot may be taken by the time a window ends."""
     name = conninfo.conninfo_to_dict(url)["dbname"]
+    held: list[psycopg.Connection[Any]] = []
 
     def pids() -> list[int]:
-        with psycopg.connect(url, autocommit=True) as conn:
-            rows = conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE (datname = %s AND pid <>"
-                " pg_backend_pid()) OR backend_type IN ('walwriter', 'checkpointer',"
-                " 'background writer')",
-                (name,),
-            ).fetchall()
-        return [row[0] for row in rows]
+        for attempt in range(60):
+            try:
+                if not held or held[0].closed:
+                    held[:] = [psycopg.connect(url, autocommit=True)]
+                conn = held[0]
+                rows = conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE (datname = %s AND pid <>"
+                    " pg_backend_pid()) OR backend_type IN ('walwriter', 'checkpointer',"
+                    " 'background writer')",
+                    (name,),
+                ).fetchall()
+                return [row[0] for row in rows]
+            except psycopg.OperationalError:
+                if attempt == 59:
+                    raise
+                if held:
+                    held.pop().close()
+                time.sleep(0.5)
+        raise AssertionError("unreachable")
 
     return pids

@@ -137,6 +137,15 @@ async def wait_ready(port: int, server: subprocess.Popen[bytes], workers: int) -
     raise RuntimeError("fairway serve did not become ready in 60 s")
 
 
+def worker_pids(server: subprocess.Popen[bytes], workers: int) -> list[int]:
+    """The API workers of a `fairway serve` tree (the supervisor's helpers, if any, have
+    children of their own)."""
+    found = [p for p in descendants(server.pid) if p != server.pid] or [server.pid]
+    if workers > 1:
+        found = [p for p in found if len(descendants(p)) == 1][-workers:]
+    return found
+
+
 def stop_server(server: subprocess.Popen[bytes]) -> None:
     if server.poll() is None:
         server.send_signal(signal.SIGINT)

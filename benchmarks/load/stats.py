@@ -22,6 +22,8 @@ class Stats:
     failures: Counter[str] = field(default_factory=Counter)
     fallbacks: int = 0
     games_finished: int = 0
+    opened: int = 0
+    """Tables opened since the phase began, warm-up included."""
 
 
 @dataclass
