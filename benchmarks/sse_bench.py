@@ -90,6 +90,10 @@ def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
         "FAIRWAY_LOG_LEVEL": "warning",
         "FAIRWAY_RATE_LIMIT_PER_SECOND": "1e9",
         "FAIRWAY_RATE_LIMIT_BURST": "1000000000",
+        # Every subscriber comes from this one address: the caps per client would refuse
+        # all but the first 64 streams (and close connections idle at the time).
+        "FAIRWAY_MAX_CONNECTIONS_PER_CLIENT": "100000",
+        "FAIRWAY_MAX_STREAMS_PER_CLIENT": "100000",
         "PYTHONPATH": str(ROOT),
     }
     command = [

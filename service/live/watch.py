@@ -3,11 +3,12 @@ game (GET /games/{id}/stream) that the game moved.
 
 Whoever appended, this instance or another, the feed shows it: PostgreSQL's NOTIFY (the
 embedded store's local signal) wakes the watcher, which reads what is new once for the whole
-process and wakes the subscribers of each game that moved. While no one subscribes it reads
-nothing; the first subscriber after that waits (`ready`) until it has taken the feed's head.
-A subscriber then reads the game's record, caught up from the store (and its hash chain
-checked) by one load shared by every subscriber waiting for the same news: a thousand
-subscribers cost one feed reader and one catch-up per game, not a thousand queries.
+process and kicks the pump of each game that moved (service/live/fanout.py), which hands the
+news to every stream of the game. While no one subscribes it reads nothing; the first
+subscriber after that waits (`ready`) until it has taken the feed's head. The game's record
+is read from the cache, or caught up from the store (and its hash chain checked) by one load
+shared by everyone waiting for the same news: a thousand subscribers cost one feed reader
+and one catch-up per game, not a thousand queries.
 
 The news is only a wake-up. What a subscriber sends is decided by its own last sent version
 against the record, so a wake-up missed, repeated or late can delay an event, never lose or
@@ -21,12 +22,16 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from events.store import Checkpoint, EventStore, RecordedEvent, StoreError
 from service.ops.background import Background
 from service.ops.logging import log
 from service.play.games import GameService
 from service.play.record import GameRecord
+
+if TYPE_CHECKING:
+    from service.live.fanout import Fanout
 
 GAME_PREFIX = "game:"
 FEED_PAGE = 1000
@@ -53,10 +58,14 @@ class News:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set, then replaced, whenever the game moves: wait on the one taken before looking."""
     subscribers: int = 0
+    fanout: Fanout | None = None
+    """The game's live streams (service/live/fanout.py), kicked by each announcement."""
 
     def announce(self) -> None:
         changed, self.changed = self.changed, asyncio.Event()
         changed.set()
+        if self.fanout is not None:
+            self.fanout.kick()
 
 
 def _retrieve(task: asyncio.Task[GameRecord]) -> None:

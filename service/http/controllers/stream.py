@@ -13,15 +13,17 @@ at once (one more is 429 `too_many_streams`), and each ends after FAIRWAY_SSE_LI
 reconnect hint, whether its game moves or not (a game left in its lobby never would): the
 client comes back through the rate limit and the caps, and resumes where it was.
 
-Backpressure: each write waits until the connection takes it (uvicorn pauses a writer
-whose transport buffer is full), so a slow client holds at most one page of messages here;
-it catches up from its last version when it drains.
+Delivery: a stream catches up by itself, a page per write, then writes what the game's pump
+hands its outbox (service/live/fanout.py): per move, one look and one encoding per view for
+every stream of the game, and one write per stream. Backpressure: each write waits until the
+connection takes it (uvicorn pauses a writer whose transport buffer is full); a slow client
+holds at most one page, or an outbox of `MAX_PENDING` bytes, here, and catches up from its
+last version when it drains.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import random
 from collections.abc import AsyncIterator
@@ -41,8 +43,9 @@ from service.http import docs
 from service.http.chain import feed
 from service.http.middleware import HEAD, StreamSlots
 from service.http.params import GameId, Gate, SpectatorDelay, bearer
+from service.live.fanout import PAGE, Fanout
 from service.live.spectators import visible_version
-from service.live.watch import Watcher
+from service.live.watch import News, Watcher
 from service.ops.logging import log
 from service.ops.metrics import Metrics
 from service.play.games import GameService
@@ -50,8 +53,6 @@ from service.play.record import GameRecord
 from service.tournaments.duplicate import DuplicateGate
 
 EVENT_STREAM = "text/event-stream"
-PAGE = 200
-"""Events per write: what one slow client may hold in memory here."""
 RETRY_MS = 2000
 """The reconnection delay suggested to clients (SSE `retry:`)."""
 LIFETIME_SPREAD = 0.1
@@ -60,9 +61,6 @@ a restart) does not come back together."""
 LIFETIME_OVER = b": lifetime over; reconnect with Last-Event-ID\nretry: %d\n\n" % RETRY_MS
 """The last message of a stream that outlived its lifetime."""
 TOO_MANY_STREAMS_RETRY = "5"
-SEALED_POLL = 1.0
-"""Seconds between looks at a duplicate round's other tables while the gate holds this
-stream back (service/tournaments/duplicate.py): their moves wake no subscriber of this game."""
 
 LastEventId = Annotated[
     str | None,
@@ -158,7 +156,8 @@ class StreamController(Controller):
 
 
 class Live:
-    """One viewer's stream of one game."""
+    """One viewer's stream of one game: it catches up by itself, then writes what the
+    game's pump hands its outbox (service/live/fanout.py)."""
 
     def __init__(
         self,
@@ -182,54 +181,79 @@ class Live:
             with self.watcher.subscribe(self.game_id) as news:
                 yield b"retry: %d\n\n" % RETRY_MS
                 await self.watcher.ready()  # it follows the feed from before our first look
-                over_at = loop.time() + lifetime
-                quiet_until = loop.time() + self.heartbeat
-                fresh = True
-                while True:
-                    changed = news.changed  # taken before looking: no wake-up falls between
-                    try:
-                        # The first look reads the store itself: news that came before
-                        # this stream subscribed was never announced to it.
-                        record = (
-                            await self.watcher.fresh(self.game_id)
-                            if fresh
-                            else self.watcher.cached(self.game_id, news.version)
-                            or await self.watcher.record(self.game_id, news.version)
-                        )
-                        fresh = False
-                        visible = await self.gate.visible(record, self.viewer, self.delay)
-                    except (ApiError, StoreError) as error:
-                        log.warning("stream_ended", game_id=self.game_id, error=str(error))
-                        return  # the client reconnects, and hears the problem then
-                    held = visible < visible_version(record, self.viewer, self.delay)
-                    while last < visible:
-                        upto = min(visible, last + PAGE)
-                        yield self._page(record, last + 1, upto, visible)
-                        self.metrics.count("sse_events_delivered", upto - last)
-                        last = upto
-                        quiet_until = loop.time() + self.heartbeat
-                    if record.finished and last >= record.version:
-                        return
-                    if loop.time() >= over_at:
-                        yield LIFETIME_OVER
-                        return
-                    wait = min(quiet_until, over_at) - loop.time()
-                    if held:
-                        wait = min(wait, SEALED_POLL)
-                    if loop.time() >= quiet_until:
-                        yield b": keep-alive\n\n"
-                        quiet_until = loop.time() + self.heartbeat
-                        continue
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(wait):  # no task per wait, unlike wait_for
-                            await changed.wait()
+                fanout = news.fanout or self._fanout(news)
+                outbox = fanout.join(self.viewer, last)
+                try:
+                    over_at = loop.time() + lifetime
+                    quiet_until = loop.time() + self.heartbeat
+                    fresh = True
+                    while True:
+                        if data := outbox.take():  # before any catching up: in order
+                            yield data
+                            quiet_until = loop.time() + self.heartbeat
+                            continue
+                        if outbox.behind:  # the first look, or after leaving the outbox full
+                            try:
+                                # The first look reads the store itself: news that came
+                                # before this stream subscribed was never announced to it.
+                                record = (
+                                    await self.watcher.fresh(self.game_id)
+                                    if fresh
+                                    else await self.watcher.record(self.game_id, news.version)
+                                )
+                                fresh = False
+                                visible, _ = await self.visible(record, self.viewer)
+                            except (ApiError, StoreError) as error:
+                                log.warning("stream_ended", game_id=self.game_id, error=str(error))
+                                return  # the client reconnects, and hears the problem then
+                            while outbox.last < visible:
+                                first, upto = outbox.last + 1, min(visible, outbox.last + PAGE)
+                                yield self.page(record, self.viewer, first, upto, visible)
+                                self.metrics.count("sse_events_delivered", upto - outbox.last)
+                                outbox.last = upto
+                                quiet_until = loop.time() + self.heartbeat
+                            if record.finished and outbox.last >= record.version:
+                                return
+                            fanout.ready(outbox)
+                        if outbox.ended:
+                            return
+                        now = loop.time()
+                        if now >= over_at:
+                            yield LIFETIME_OVER
+                            return
+                        if now >= quiet_until:
+                            yield b": keep-alive\n\n"
+                            quiet_until = now + self.heartbeat
+                            continue
+                        if not outbox.behind:
+                            await outbox.wait(min(quiet_until, over_at))
+                finally:
+                    fanout.leave(outbox)
         finally:
             self.metrics.gauge("sse_streams_open", -1)
 
-    def _page(self, record: GameRecord, first: int, last: int, as_of: int) -> bytes:
-        key = (self.game_id, self.viewer, first, last, as_of)
+    def _fanout(self, news: News) -> Fanout:
+        """The game's pump, made by its first stream (every stream of a process shares the
+        gate, the delay and the cache it uses)."""
+        news.fanout = Fanout(
+            self.watcher,
+            news,
+            self.game_id,
+            self.visible,
+            self.page,
+            functools.partial(self.metrics.count, "sse_events_delivered"),
+        )
+        return news.fanout
+
+    async def visible(self, record: GameRecord, viewer: Viewer) -> tuple[int, bool]:
+        """The last version `viewer` may see, and whether the duplicate gate holds it back."""
+        visible = await self.gate.visible(record, viewer, self.delay)
+        return visible, visible < visible_version(record, viewer, self.delay)
+
+    def page(self, record: GameRecord, viewer: Viewer, first: int, last: int, as_of: int) -> bytes:
+        key = (self.game_id, viewer, first, last, as_of)
         return self.watcher.memo(
-            key, functools.partial(messages, record, self.viewer, first, last, as_of)
+            key, functools.partial(messages, record, viewer, first, last, as_of)
         )
 
 
