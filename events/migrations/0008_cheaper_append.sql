@@ -204,15 +204,18 @@ BEGIN
 END
 $$;
 
--- 0007's batch with two changes:
+-- fairway_append_together: 0007's fairway_append_batch (same arguments, same rows) with two
+-- changes. The store calls it instead; fairway_append_batch stays as it was for a service of
+-- the previous release, running during a rolling deploy, which knows nothing of FW005 (drop
+-- it in a later migration).
 -- * It never waits for a stream's lock. An append whose stream another transaction holds
 --   (and every later append of that stream in the batch, which must follow it) is reported
---   busy, FW005, without waiting; the store then sends it alone (postgres_group.py). Before,
---   the whole batch waited behind it, and when the wait outlasted the statement timeout
---   every append in the batch failed, where alone only that one would have. With no waits
---   for advisory locks, batches cannot deadlock on them either, whatever their order.
+--   busy, FW005, untried; the store then sends it alone (events/store/postgres_group.py).
+--   fairway_append_batch waits behind it, and when the wait outlasts the statement timeout
+--   every append in the batch fails, where alone only that one would have. Waiting for no
+--   advisory lock, batches cannot deadlock one another on them, whatever their order.
 -- * An append of one event calls the one-event overload: no array slices, no recursion.
-CREATE OR REPLACE FUNCTION fairway_append_batch(
+CREATE FUNCTION fairway_append_together(
     p_stream_ids        text[],
     p_expected_versions integer[],
     p_counts            integer[],
@@ -296,8 +299,8 @@ BEGIN
         'fairway_append(text, integer, uuid[], text[], integer[], text[], text[])',
         'fairway_append(text, integer, uuid, text, integer, text, text)',
         'fairway_append_replay(text, integer, uuid[], text[], integer[], text[])',
-        'fairway_append_batch(text[], integer[], integer[], uuid[], text[], integer[], text[],'
-            ' text[])'
+        'fairway_append_together(text[], integer[], integer[], uuid[], text[], integer[],'
+            ' text[], text[])'
     ] LOOP
         EXECUTE format('ALTER FUNCTION %1$I.%2$s SET search_path = pg_catalog, %1$I, pg_temp',
                        v_schema, v_function);
@@ -310,6 +313,11 @@ BEGIN
     END IF;
 END
 $$;
+
+REVOKE ALL ON FUNCTION fairway_append_together(text[], integer[], integer[], uuid[], text[],
+    integer[], text[], text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairway_append_together(text[], integer[], integer[], uuid[], text[],
+    integer[], text[], text[]) TO fairway_app;
 
 -- The helpers are the append functions' own: the app role runs them only through those.
 REVOKE ALL ON FUNCTION

@@ -72,7 +72,7 @@ _RECONNECT_FOR: Final = 5.0
 then gives up; the next request that waits asks for a fresh one. So the pool heals within
 seconds of the database's return however long it was away, with no restart."""
 _BUSY: Final = "FW005"
-"""`fairway_append_batch` skipped an append whose stream's lock was held elsewhere."""
+"""`fairway_append_together` skipped an append whose stream's lock was held elsewhere."""
 _LISTEN_CHECK: Final = 5.0
 """After this many quiet seconds the listener checks that its connection still answers."""
 

@@ -1,6 +1,6 @@
 """Group commit: appends that arrive while another commit is running wait for it, then go to
-the database together, in one statement and one transaction (`fairway_append_batch`,
-events/migrations/0007_append_batch.sql), each at its own expected version, and each caller
+the database together, in one statement and one transaction (`fairway_append_together`,
+events/migrations/0008_cheaper_append.sql), each at its own expected version, and each caller
 is answered after that commit with its own outcome.
 
 No timer gathers a batch: an append that finds nothing in flight is sent at once, alone, as

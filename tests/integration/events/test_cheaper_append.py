@@ -30,8 +30,8 @@ MANY = (
     "SELECT * FROM fairway_append(%s::text, %s::int4, %s::uuid[], %s::text[], %s::int4[],"
     " %s::text[], %s::text[])"
 )
-BATCH = (
-    "SELECT * FROM fairway_append_batch(%s::text[], %s::int4[], %s::int4[], %s::uuid[],"
+BATCH = (  # {} is fairway_append_batch (0007), or fairway_append_together (0008)
+    "SELECT * FROM {}(%s::text[], %s::int4[], %s::int4[], %s::uuid[],"
     " %s::text[], %s::int4[], %s::text[], %s::text[])"
 )
 STARTED = '{"type":"game.started","variant":"golf","players":4}'
@@ -43,7 +43,7 @@ STREAM_IDS = [
 ]
 
 
-def scenario(round_: int) -> Iterator[tuple[str, tuple[object, ...]]]:
+def scenario(round_: int, batch: str) -> Iterator[tuple[str, tuple[object, ...]]]:
     """Appends of every kind, the ones that fail included, with ids fixed in advance so
     that two databases get the very same calls."""
     rng = random.Random(round_)
@@ -100,7 +100,7 @@ def scenario(round_: int) -> Iterator[tuple[str, tuple[object, ...]]]:
 SEQUENCE = "SELECT last_value + is_called::int FROM events_global_position_seq"
 
 
-def run(url: str) -> tuple[list[object], list[bool], list[tuple[Any, ...]]]:
+def run(url: str, batch: str) -> tuple[list[object], list[bool], list[tuple[Any, ...]]]:
     """Every call's outcome (its rows, or its SQLSTATE, message and detail) and whether it
     drew a position, three rounds on one connection (past the five custom plans after which
     plpgsql may keep a generic one); then every stored row, in position order, but for its
@@ -109,7 +109,7 @@ def run(url: str) -> tuple[list[object], list[bool], list[tuple[Any, ...]]]:
     drew: list[bool] = []
     with psycopg.connect(url, autocommit=True) as conn:
         for round_ in range(3):
-            for query, params in scenario(round_):
+            for query, params in scenario(round_, batch):
                 before = conn.execute(SEQUENCE).fetchone()
                 try:
                     outcome: object = conn.execute(query.encode(), params).fetchall()
@@ -143,8 +143,8 @@ def test_the_same_appends_store_the_same_rows_and_errors_as_before(
     ):
         migrate(old, through=BEFORE)
         assert migrate(new_)[-1] == "0008_cheaper_append"
-        before = run(old)
-        after = run(new_)
+        before = run(old, "fairway_append_batch")
+        after = run(new_, "fairway_append_together")
 
     outcomes, drew, rows = after
     assert [positionless(o) for o in outcomes] == [positionless(o) for o in before[0]]
@@ -201,7 +201,8 @@ def test_the_helpers_are_not_the_app_roles_to_run(database_url: str) -> None:
             "SELECT p.proname, has_function_privilege('fairway_app', p.oid, 'EXECUTE'),"
             " p.prosecdef, p.proconfig FROM pg_proc p"
             " WHERE p.proname IN ('fairway_append', 'fairway_append_batch',"
-            " 'fairway_append_replay', 'fairway_chain_link', 'fairway_valid_stream_id')"
+            " 'fairway_append_together', 'fairway_append_replay', 'fairway_chain_link',"
+            " 'fairway_valid_stream_id')"
             " ORDER BY p.proname, p.prosecdef"
         ).fetchall()
     pinned = ["search_path=pg_catalog, public, pg_temp"]
@@ -210,6 +211,7 @@ def test_the_helpers_are_not_the_app_roles_to_run(database_url: str) -> None:
         ("fairway_append", True, True, pinned),
         ("fairway_append_batch", True, False, pinned),
         ("fairway_append_replay", False, False, pinned),
+        ("fairway_append_together", True, False, pinned),
         ("fairway_chain_link", False, False, None),
         ("fairway_valid_stream_id", False, False, None),
     ]
