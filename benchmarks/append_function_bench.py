@@ -6,15 +6,17 @@ client code, rounds interleaved, the order alternating by round.
         [--writers 1,8,32] [--seconds 3] [--rounds 3] [--pool 10] [--quiet-wait 10]
 
 Three measurements:
-- the function alone: one backend calls the one-event overload 3,000 times in one
-  transaction (no round trips, no commits), then the array overload with four events 1,000
+- the function alone: one backend calls the one-event overload 6,000 times in one
+  transaction (no round trips, no commits), then the array overload with four events 3,000
   times; its CPU from /proc, per call;
 - pgbench -M prepared calling the one-event overload, one transaction each (C client);
 - the store's appends (one event each, a stream per appender, closed loop) with group commit
   on and off, at each --writers: appends/s and CPU per append, this process (the store's
   client side) plus the database's backends and the server's WAL writer, checkpointer and
   background writer.
-The CPU model and load average are printed; compare the ratios, taken per round.
+The CPU model and load average are printed; compare the ratios, taken per round. The store
+calls the batch `fairway_append_together` (0008); the old database gets it as 0007's
+`fairway_append_batch` under that name, body unchanged.
 """
 
 from __future__ import annotations
@@ -35,18 +37,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.group_commit_bench import Run, cpu_model, line, load, measure
 from benchmarks.load.processes import postgres_pids, proc_cpu, wait_quiet
 from benchmarks.store_bench import PGBENCH_FUNCTION, RAW_DATA, pgbench
-from events.migrate import migrate
+from events.migrate import MIGRATIONS_DIR, migrate
 from events.store import PostgresStore
 
 OLD = 7  # 0007_append_batch: the head before 0008
 KINDS = ("old", "new")
 CALLS = {  # per call: (times, statement in a DO block's loop over i)
     "one event": (
-        3000,
+        6000,
         "PERFORM * FROM fairway_append(s, i, gen_random_uuid(), 'hand.ended', 1, d, '{}');",
     ),
     "four events": (
-        1000,
+        3000,
         "PERFORM * FROM fairway_append(s, 4 * i, ARRAY[gen_random_uuid(), gen_random_uuid(),"
         " gen_random_uuid(), gen_random_uuid()], ARRAY['hand.ended', 'hand.ended',"
         " 'hand.ended', 'hand.ended'], ARRAY[1, 1, 1, 1], ARRAY[d, d, d, d],"
@@ -169,6 +171,9 @@ async def main() -> None:
             conn.execute(f'CREATE DATABASE "{name}"'.encode())
     try:
         migrate(urls["old"], through=OLD)
+        with psycopg.connect(urls["old"], autocommit=True) as conn:
+            batch = (MIGRATIONS_DIR / "0007_append_batch.sql").read_text(encoding="utf-8")
+            conn.execute(batch.replace("fairway_append_batch", "fairway_append_together").encode())
         migrate(urls["new"])
         print(f"CPU: {cpu_model()}, {os.cpu_count()} CPUs; load average {load()}")
         print(f"old: migrated to {OLD:04d}; new: to the head. {args.seconds:g} s per run\n")

@@ -46,7 +46,7 @@ $$;
 -- nothing): a retry of an append that succeeded gets its stored rows back (these event ids
 -- stored right after the expected version with the same type, schema version and data);
 -- anything else is FW001 (detail: the actual version) or FW002 (the ids stored elsewhere or
--- with other content). 0004's code for this path, moved here unchanged.
+-- with other content). 0004's code for this path, moved here.
 CREATE FUNCTION fairway_append_replay(
     p_stream_id        text,
     p_expected_version integer,

@@ -194,6 +194,27 @@ async def test_an_upgraded_database_goes_on_chaining_the_rows_stored_before(
             assert [r.first_version for r in appended] == [6, 7, 2]
             assert appended[1].head_hash == (await store.read_stream(game))[-1].hash
 
+            # the previous release's batch, kept for a rolling deploy, on the new functions
+            third = stream()
+            async with await psycopg.AsyncConnection.connect(as_app, autocommit=True) as conn:
+                cursor = await conn.execute(
+                    "SELECT append_no, stream_version, error_state FROM fairway_append_batch("
+                    "%s::text[], %s::int4[], %s::int4[], %s::uuid[], %s::text[], %s::int4[],"
+                    " %s::text[], %s::text[])",
+                    (
+                        [third, game],
+                        [0, 0],
+                        [2, 1],
+                        [uuid.uuid4() for _ in range(3)],
+                        ["t"] * 3,
+                        [1] * 3,
+                        [STARTED] * 3,
+                        ["{}"] * 3,
+                    ),
+                )
+                assert await cursor.fetchall() == [(1, 1, None), (1, 2, None), (2, None, "FW001")]
+            assert (await store.verify_stream(third)).version == 2
+
 
 def test_the_helpers_are_not_the_app_roles_to_run(database_url: str) -> None:
     with psycopg.connect(database_url) as conn:
