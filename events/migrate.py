@@ -58,11 +58,11 @@ def migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
     return found
 
 
-def migrate(database_url: str) -> list[str]:
-    """Bring the database to the latest schema; returns the names applied (empty: none due).
-    The role running it must own the schema (and have CREATEROLE unless `fairway_app`
-    exists already)."""
-    due = migrations()
+def migrate(database_url: str, through: int | None = None) -> list[str]:
+    """Bring the database to the latest schema (or to migration `through`, to test an
+    upgrade from it); returns the names applied (empty: none due). The role running it must
+    own the schema (and have CREATEROLE unless `fairway_app` exists already)."""
+    due = [m for m in migrations() if through is None or m.version <= through]
     applied_now: list[str] = []
     current = "schema_migrations"
     try:

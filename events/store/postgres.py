@@ -49,7 +49,7 @@ from events.store.postgres_connections import (
     database_error,
     lost,
 )
-from events.store.postgres_group import GroupCommit, Outcome, Pending, Rows
+from events.store.postgres_group import Busy, GroupCommit, Outcome, Pending, Rows
 from events.store.postgres_lead import LeadSeeker
 from events.store.postgres_sql import (
     CHANNEL,
@@ -71,6 +71,8 @@ _RECONNECT_FOR: Final = 5.0
 """The pool retries a lost connection's replacement for this long (back-off 1 s, 2 s...),
 then gives up; the next request that waits asks for a fresh one. So the pool heals within
 seconds of the database's return however long it was away, with no restart."""
+_BUSY: Final = "FW005"
+"""`fairway_append_together` skipped an append whose stream's lock was held elsewhere."""
 _LISTEN_CHECK: Final = 5.0
 """After this many quiet seconds the listener checks that its connection still answers."""
 
@@ -207,9 +209,9 @@ class PostgresStore(EventStore):
         return rows
 
     async def _append_together(self, batch: Sequence[Pending]) -> list[Outcome]:
-        """One transaction for the whole batch; each append's rows or exception. Sorted by
-        stream id (stably: one stream's appends keep their order), so that two batches take
-        their streams' locks in the same order and never deadlock."""
+        """One transaction for the whole batch; each append's rows or exception (`Busy`: its
+        stream's lock was held elsewhere, migration 0008). Sorted by stream id (stably: one
+        stream's appends keep their order)."""
         order = sorted(range(len(batch)), key=lambda i: batch[i].stream_id)
         query, params = append_batch_call(
             [(batch[i].stream_id, batch[i].expected, batch[i].prepared) for i in order]
@@ -224,6 +226,8 @@ class PostgresStore(EventStore):
             found = outcomes[i]
             if state is None and isinstance(found, list):
                 found.append((version, position, digest))
+            elif state == _BUSY:
+                outcomes[i] = Busy(message)
             else:
                 one = batch[i]
                 outcomes[i] = database_error(

@@ -153,7 +153,7 @@ def database_error(
 ) -> StoreError:
     """The store's exception for an error the database reported (its SQLSTATE, message,
     detail and constraint name), on an append to `stream_id` at `expected` or elsewhere:
-    whether psycopg raised it or `fairway_append_batch` reported it for one append."""
+    whether psycopg raised it or `fairway_append_together` reported it for one append."""
     if state == "FW001":
         return ConcurrencyError(stream_id, expected, int(detail or "0"))
     if state == "FW002" or (state == "23505" and constraint == "events_event_id_key"):

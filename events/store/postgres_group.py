@@ -1,12 +1,17 @@
 """Group commit: appends that arrive while another commit is running wait for it, then go to
-the database together, in one statement and one transaction (`fairway_append_batch`,
-events/migrations/0007_append_batch.sql), each at its own expected version, and each caller
+the database together, in one statement and one transaction (`fairway_append_together`,
+events/migrations/0008_cheaper_append.sql), each at its own expected version, and each caller
 is answered after that commit with its own outcome.
 
 No timer gathers a batch: an append that finds nothing in flight is sent at once, alone, as
 it always was; a batch is only what queued while the commit before it ran (at most
 `max_size` appends, oldest first). So one writer waits for nobody, and many writers share
 round trips and commits instead of queueing for pooled connections one by one.
+
+A batch never waits for a stream's lock: an append whose stream another transaction holds
+comes back `Busy` and is then sent alone (appends of one stream in their order), so it waits
+as it would have alone and the rest of its batch is answered without it. Before, the whole
+batch waited behind it, and a wait past the statement timeout failed every append in it.
 
 Each caller's wait is bounded as a lone append's is: a caller still waiting `timeout` after it
 asked gets `StoreUnavailable` (its append may still commit: its outcome is unknown, as after
@@ -31,6 +36,11 @@ MOST_PER_BATCH: Final = 64
 longer caches a backend's subtransaction ids, which slows every snapshot in the cluster."""
 
 
+class Busy(Exception):
+    """`together` did not take this append's stream lock without waiting (another
+    transaction holds it); it goes alone after its batch (never to the caller)."""
+
+
 class Pending:
     """An append waiting for its batch."""
 
@@ -53,8 +63,8 @@ class GroupCommit:
     """`alone(stream_id, expected, prepared)` commits one append and returns its rows (or
     raises the store's exception); `together(batch)` commits several in one transaction and
     returns each one's rows or exception, in the batch's order (or raises when the whole
-    batch failed: every append in it gets that exception). `sent(size)` is told the size of
-    every commit, lone ones included."""
+    batch failed: every append in it gets that exception); `Busy` sends that append alone.
+    `sent(size)` is told the size of every commit, lone ones included."""
 
     def __init__(
         self,
@@ -74,6 +84,7 @@ class GroupCommit:
         self._queue: deque[Pending] = deque()
         self._busy = False
         self._drainer: asyncio.Task[None] | None = None
+        self._lone: set[asyncio.Task[None]] = set()
 
     async def append(self, stream_id: str, expected: int, prepared: list[PreparedEvent]) -> Rows:
         if not self._busy:  # nothing in flight: go now, alone
@@ -98,6 +109,8 @@ class GroupCommit:
         """Waits for the appends queued or in flight (each ends within its deadline)."""
         if self._drainer is not None:
             await asyncio.shield(self._drainer)
+        if self._lone:  # the drainer, which starts them, has ended
+            await asyncio.wait(set(self._lone))
 
     def _drain_soon(self) -> None:
         self._busy = True
@@ -109,8 +122,14 @@ class GroupCommit:
             while batch := self._take():
                 self._sent(len(batch))
                 outcomes = await self._commit(batch)
+                busy: dict[str, list[Pending]] = {}
                 for pending, outcome in zip(batch, outcomes, strict=True):
-                    _settle(pending.future, outcome)
+                    if isinstance(outcome, Busy):
+                        busy.setdefault(pending.stream_id, []).append(pending)
+                    else:
+                        _settle(pending.future, outcome)
+                for appends in busy.values():
+                    self._go_alone(appends)
                 # One turn of the event loop (no timer): callers just answered that append
                 # again at once join the next batch instead of one of them going alone.
                 await asyncio.sleep(0)
@@ -129,6 +148,31 @@ class GroupCommit:
             return await self._together(batch)
         except Exception as exc:  # the whole batch failed (a lost connection...)
             return [exc] * len(batch)
+
+    def _go_alone(self, appends: list[Pending]) -> None:
+        """Busy appends of one stream, alone, one after another, in their order; each
+        stream's in a task of its own (each may wait for its lock as long as a lone append)."""
+        task = asyncio.create_task(self._one_by_one(appends), name="fairway-append-alone")
+        self._lone.add(task)
+        task.add_done_callback(self._lone.discard)
+
+    async def _one_by_one(self, appends: list[Pending]) -> None:
+        try:
+            for pending in appends:
+                if pending.future.done():  # given up or cancelled meanwhile
+                    continue
+                self._sent(1)
+                outcome: Outcome
+                try:
+                    outcome = await self._alone(
+                        pending.stream_id, pending.expected, pending.prepared
+                    )
+                except Exception as exc:
+                    outcome = exc
+                _settle(pending.future, outcome)
+        finally:  # cancelled: the one in flight may have committed
+            for pending in appends:
+                _settle(pending.future, StoreUnavailable("the append was interrupted"))
 
     def _take(self) -> list[Pending]:
         batch: list[Pending] = []

@@ -1,5 +1,5 @@
 """The statements the PostgreSQL store sends: the call of `fairway_append` (one event, or
-arrays of them) and of `fairway_append_batch` (several appends at once), the reads of a
+arrays of them) and of `fairway_append_together` (several appends at once), the reads of a
 stream, the feed and the stream list, the NOTIFY that wakes readers, and the receipt keys'
 registry. Parameters are bound, never formatted in."""
 
@@ -20,9 +20,9 @@ _APPEND_ONE: Final = (  # the same function for one event, without arrays (cheap
     "SELECT stream_version, global_position, hash FROM fairway_append("
     "%b::text, %b::int4, %b::uuid, %b::text, %b::int4, %b::text, %b::text)"
 )
-_APPEND_BATCH: Final = (  # events/migrations/0007_append_batch.sql
+_APPEND_BATCH: Final = (  # events/migrations/0008_cheaper_append.sql
     "SELECT append_no, stream_version, global_position, hash, error_state, error_message,"
-    " error_detail, error_constraint FROM fairway_append_batch(%b::text[], %b::int4[],"
+    " error_detail, error_constraint FROM fairway_append_together(%b::text[], %b::int4[],"
     " %b::int4[], %b::uuid[], %b::text[], %b::int4[], %b::text[], %b::text[])"
 )
 NOTIFY: Final = f"NOTIFY {CHANNEL}"
@@ -95,7 +95,7 @@ def append_call(
 def append_batch_call(
     appends: Sequence[tuple[str, int, list[PreparedEvent]]],
 ) -> tuple[LiteralString, tuple[object, ...]]:
-    """The statement and parameters of `fairway_append_batch` for these appends (stream id,
+    """The statement and parameters of `fairway_append_together` for these appends (stream id,
     expected version, events), in this order; its rows name each append by its place from 1."""
     events = [p for _, _, prepared in appends for p in prepared]
     return _APPEND_BATCH, (

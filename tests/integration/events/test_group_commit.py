@@ -31,6 +31,7 @@ from events.store import (
     StoreError,
     StoreUnavailable,
 )
+from events.store.postgres_sql import append_call
 from tests.support.event_samples import dealt, new, started, stream
 
 pytestmark = pytest.mark.integration
@@ -208,17 +209,85 @@ async def test_a_retry_in_the_same_batch_lands_once(pg: Recording) -> None:
     assert len(await store.read_stream(game)) == 2
 
 
+async def test_an_append_whose_stream_is_locked_elsewhere_leaves_its_batch(
+    pg: Recording, database_url: str
+) -> None:
+    """Another transaction holds one stream's lock: the rest of the batch is answered while it
+    still does (before, the whole batch waited behind it); the appends to that stream then go
+    alone, in their order, and land once the lock is released."""
+    store = pg.store
+    locked, others = stream(), [stream() for _ in range(3)]
+    async with await psycopg.AsyncConnection.connect(database_url) as holder:
+        await holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (locked,))
+        first = asyncio.ensure_future(store.append(stream(), 0, [new()]))
+        waiting = [
+            asyncio.ensure_future(store.append(locked, 0, [new(started()), new(dealt())])),
+            asyncio.ensure_future(store.append(locked, 2, [new(dealt(2))])),
+        ]
+        answered = await outcomes(first, *(store.append(s, 0, [new()]) for s in others))
+        assert all(isinstance(r, AppendResult) for r in answered), answered
+        await waiting_for_a_lock(database_url)  # the first of the two, alone
+        await holder.rollback()
+    results = await outcomes(*waiting)
+
+    assert pg.sizes == [1, 5, 1, 1]
+    assert [(r.first_version, r.last_version) for r in results] == [(1, 2), (3, 3)]  # type: ignore[union-attr]
+    assert (await store.verify_stream(locked)).version == 3
+    assert [await store.stream_version(s) for s in others] == [1] * 3
+
+
+async def test_an_append_waiting_past_the_timeout_fails_alone(database_url: str) -> None:
+    """The lock stays held past the store's timeout: the append to that stream fails as it
+    would alone (StoreUnavailable, its outcome unknown), the rest of its batch commits (before,
+    every append in the batch failed). Each try may still commit once the lock is released:
+    the client retries with the same event ids, which land once."""
+    locked, others = stream(), [stream() for _ in range(3)]
+    mine = [new(started())]
+    async with await PostgresStore.open(database_url, timeout=2.0) as store:
+        sizes: list[int] = []
+        store.append_batches.append(sizes.append)
+        alone: list[BaseException] = []
+        async with await psycopg.AsyncConnection.connect(database_url) as holder:
+            await holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (locked,))
+            with pytest.raises(StoreUnavailable) as caught:
+                await store.append(locked, 0, mine)
+            alone.append(caught.value)
+            sizes.clear()
+            first, stuck, *rest = await outcomes(
+                store.append(stream(), 0, [new()]),
+                store.append(locked, 0, mine),
+                *(store.append(s, 0, [new()]) for s in others),
+            )
+            await holder.rollback()
+
+        assert all(isinstance(r, AppendResult) for r in rest), rest
+        assert isinstance(first, AppendResult)
+        assert type(stuck) is type(alone[0]), stuck
+        assert sizes == [1, 4, 1]
+        assert [await store.stream_version(s) for s in others] == [1] * 3
+        assert (await store.append(locked, 0, mine)).first_version == 1
+        assert len(await store.read_stream(locked)) == 1
+
+
 async def test_a_lost_connection_fails_the_whole_batch_unavailable_and_a_retry_lands_once(
     pg: Recording, database_url: str
 ) -> None:
-    """The batch waits on a stream's lock held elsewhere; its connection is then killed. Every
-    append in it hears StoreUnavailable (as a lone append on a lost connection does: the
-    caller cannot know whether it committed); their retries land once."""
+    """The batch waits for a transaction elsewhere (which holds, uncommitted, an event id that
+    one append of the batch uses: the unique index waits for its outcome); the batch's
+    connection is then killed. Every append in it hears StoreUnavailable (as a lone append on
+    a lost connection does: the caller cannot know whether it committed); their retries land
+    once. (A stream's lock held elsewhere no longer holds a batch: that append leaves it.)"""
     store = pg.store
-    locked, others = stream(), [stream() for _ in range(3)]
-    appends = {s: [new(started())] for s in (locked, *others)}
+    contested, others = stream(), [stream() for _ in range(3)]
+    taken = uuid.uuid4()
+    appends = {s: [new(started())] for s in (contested, *others)}
+    appends[contested] = [NewEvent(taken, started())]
     async with await psycopg.AsyncConnection.connect(database_url) as holder:
-        await holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (locked,))
+        elsewhere = stream()
+        query, params = append_call(
+            elsewhere, 0, store._prepare(elsewhere, 0, [NewEvent(taken, started())])
+        )
+        await holder.execute(query, params)  # in a transaction left open
         batch = asyncio.ensure_future(
             outcomes(
                 store.append(stream(), 0, [new()]),
@@ -241,20 +310,19 @@ async def test_a_lost_connection_fails_the_whole_batch_unavailable_and_a_retry_l
 
 
 async def waiting_for_a_lock(database_url: str) -> int:
-    """The pid of the backend waiting for an advisory lock (polled, at most 10 s)."""
+    """The pid of a backend of this database waiting for a lock (polled, at most 10 s)."""
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         for _ in range(200):
             row = await (
                 await conn.execute(
-                    "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-                    " AND database = (SELECT oid FROM pg_database"
-                    " WHERE datname = current_database())"
+                    "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND datname = current_database()"
                 )
             ).fetchone()
             if row is not None:
                 return int(row[0])
             await asyncio.sleep(0.05)
-    raise AssertionError("no append waited for the lock within 10 s")
+    raise AssertionError("no append waited for a lock within 10 s")
 
 
 async def test_the_app_role_appends_in_batches_through_fairway_append_only(
@@ -272,16 +340,17 @@ async def test_the_app_role_appends_in_batches_through_fairway_append_only(
             assert (await store.verify_stream(s)).version == 2
 
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        row: Any = await (
+        rows: list[Any] = await (
             await conn.execute(
                 "SELECT p.prosecdef, p.proconfig,"
                 " has_function_privilege('fairway_app', p.oid, 'EXECUTE'),"
-                " coalesce(p.proacl::text[], '{}')"
-                " FROM pg_proc p WHERE p.proname = 'fairway_append_batch'"
+                " coalesce(p.proacl::text[], '{}') FROM pg_proc p"
+                " WHERE p.proname IN ('fairway_append_batch', 'fairway_append_together')"
             )
-        ).fetchone()
-    definer, config, app_may_run, acl = row
-    assert definer is False, "it must run as its caller, who appends through fairway_append"
-    assert config == ["search_path=pg_catalog, public, pg_temp"]
-    assert app_may_run is True
-    assert not any(item.startswith("=") for item in acl), "PUBLIC may execute it"
+        ).fetchall()
+    assert len(rows) == 2  # 0007's, kept for the previous release; 0008's, which the store calls
+    for definer, config, app_may_run, acl in rows:
+        assert definer is False, "it must run as its caller, who appends through fairway_append"
+        assert config == ["search_path=pg_catalog, public, pg_temp"]
+        assert app_may_run is True
+        assert not any(item.startswith("=") for item in acl), "PUBLIC may execute it"
