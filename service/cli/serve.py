@@ -16,7 +16,7 @@ from uvicorn.supervisors import Multiprocess
 
 from service.http.connections import (
     ConnectionLimits,
-    GuardedH11Protocol,
+    GuardedProtocol,
     client_share,
     connection_cap,
     raise_descriptor_limit,
@@ -38,7 +38,7 @@ class _Config(uvicorn.Config):
     """
 
     def __init__(self, app: Any, limits: ConnectionLimits, **options: Any) -> None:
-        super().__init__(app, http=GuardedH11Protocol, **options)
+        super().__init__(app, http=GuardedProtocol, **options)
         self.connection_limits = limits
 
     def bind_socket(self) -> socket.socket:

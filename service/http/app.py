@@ -38,6 +38,7 @@ from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.travellers import TravellersController
 from service.http.controllers.variants import VariantController
 from service.http.controllers.web import WebController
+from service.http.lean import lean_actions
 from service.http.middleware import StreamSlots, make_middleware
 from service.http.openapi_doc import complete
 from service.http.problems import EXCEPTION_HANDLERS
@@ -306,8 +307,10 @@ def create_app(
         debug=False,
     )
     # Around the router rather than inside each route, so that it sees every request.
+    # The action route's common requests are answered in front of the router (lean.py).
     middleware = make_middleware(metrics, limiter, stream_slots, settings.trusted_proxies)
-    app.asgi_handler = middleware(app.asgi_handler)
+    games = lean_actions(app, app.asgi_handler, lambda: holder["games"])  # type: ignore[arg-type, return-value]
+    app.asgi_handler = middleware(games)
     complete(app)
     document(app.openapi_schema)
     return app

@@ -1,4 +1,5 @@
-"""uvicorn's HTTP/1.1 protocol with bounds on what a connection, and a client, may cost.
+"""uvicorn's HTTP/1.1 protocol (httptools) with bounds on what a connection, and a client, may
+cost.
 
 Left alone, uvicorn keeps a connection that never sends a byte (or dribbles its head or its
 body) open forever and accepts until the process runs out of descriptors; from then on every
@@ -19,7 +20,8 @@ could also take every connection with requests that never end. This protocol
   `Last-Event-ID`; or its newest body still coming is answered 503); else the newcomer is
   answered 503 `too_many_connections` and closed. One address never fills the server, and
   when several have, the biggest shrinks first: `/health`, `/ready` and newcomers find room;
-- answers a request h11 cannot parse with a problem-details 400, like every other error;
+- answers a request it cannot parse, or whose head passes 64 KiB, with a problem-details
+  400, like every other error;
 - ends an event stream (`text/event-stream`) at once when the server shuts down (SIGTERM):
   such a response never ends by itself, and uvicorn would wait for it. Its last message is
   `SHUTTING_DOWN` (a `retry:` hint and an event `reconnect`), its body is closed cleanly, and
@@ -29,27 +31,33 @@ could also take every connection with requests that never end. This protocol
 A streaming response is a request in progress, so it is never closed as idle, and the
 header timeout, armed only while no request is in progress, never cuts it; it ends by itself
 after FAIRWAY_SSE_LIFETIME (service/http/controllers/stream.py).
+
+The policy is service/http/guard.py's; this module binds it to uvicorn's httptools protocol,
+whose parser tells it where each request stands, and holds the settings' arithmetic.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import resource
-from dataclasses import dataclass, field
-from typing import Any
-from weakref import WeakKeyDictionary
+from typing import Any, Literal
 
-import h11
-import msgspec
 from uvicorn.config import Config
-from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from service.contract.problems import ALL_CODES, PROBLEM_JSON, Problem
-from service.http.holdings import Holdings
-from service.http.middleware import ANSWERED, ClientAddresses
-from service.ops.logging import Repeats, log
+from service.http.guard import ConnectionGuard, ConnectionLimits
+from service.ops.logging import log
+
+__all__ = [
+    "RESERVED_DESCRIPTORS",
+    "SHUTTING_DOWN",
+    "ConnectionLimits",
+    "GuardedProtocol",
+    "client_share",
+    "connection_cap",
+    "raise_descriptor_limit",
+]
 
 SHUTTING_DOWN = (
     b": shutting down; reconnect with Last-Event-ID\nretry: 1000\nevent: reconnect\n"
@@ -61,17 +69,6 @@ Last-Event-ID stays the last event it was sent; retry soon, another instance wil
 # Descriptors the process needs besides client connections: listening sockets, the event
 # store's pool (added per setting), Redis, log files, the event loop's own.
 RESERVED_DESCRIPTORS = 128
-
-
-@dataclass(frozen=True)
-class ConnectionLimits:
-    header_timeout: float
-    max_connections: int
-    per_client: int
-    body_timeout: float
-    body_min_rate: float
-    clients: ClientAddresses = field(default_factory=ClientAddresses)
-    """Who a connection's client is: the rate limiter's rules (FAIRWAY_TRUSTED_PROXIES)."""
 
 
 def raise_descriptor_limit() -> int:
@@ -100,20 +97,18 @@ def client_share(wanted: int, cap: int) -> int:
     return max(1, min(wanted, cap * 3 // 4))
 
 
-def problem_bytes(status: int, code: str, detail: str) -> bytes:
-    title = ALL_CODES[code]
-    problem = Problem(f"urn:fairway:problem:{code}", title, status, code, detail)
-    return msgspec.json.encode(problem)
+class HeadTooLarge(Exception):
+    """Raised in a parser callback (the parser reports it as a parse error: a 400)."""
 
 
-_holdings: WeakKeyDictionary[ServerState, Holdings[GuardedH11Protocol]] = WeakKeyDictionary()
-"""Per server, who holds its connections (holdings.py)."""
-_evictions = Repeats()
-_refusals = Repeats()
+class GuardedProtocol(ConnectionGuard, HttpToolsProtocol):
+    """uvicorn's httptools protocol; reads its limits from `config.connection_limits`.
 
-
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol; reads its limits from `config.connection_limits`."""
+    `reading` is where the latest request stands: `head` (none yet, or its head not whole),
+    `body` (its head has come, its body has not all come) or `done` (all of it has come; no
+    longer so once its response is complete). A request pipelined behind one in progress
+    counts as in progress too (uvicorn runs it when that one is answered).
+    """
 
     def __init__(
         self,
@@ -123,240 +118,76 @@ class GuardedH11Protocol(H11Protocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        self.limits: ConnectionLimits = config.connection_limits  # type: ignore[attr-defined]
-        self.holdings = _holdings.setdefault(server_state, Holdings())
-        self.header_deadline: asyncio.TimerHandle | None = None
-        self.body_deadline: asyncio.TimerHandle | None = None
-        self.body_began = 0.0
-        self.body_bytes = 0
-        """Bytes received since the request head, while its body is still coming."""
-        self.streaming = False
-        """Whether the response in progress is an event stream."""
-        self.app = self._noting_streams(self.app)
+        self.reading: Literal["head", "body", "done"] = "head"
+        self.head_bytes = 0
+        self.began = False
+        self._guard_init(config.connection_limits, server_state)  # type: ignore[attr-defined]
+
+    def _head_pending(self) -> bool:
+        return self.reading == "head" and (self.cycle is None or self.cycle.response_complete)
+
+    def _body_pending(self) -> bool:
+        return self.reading == "body"
+
+    def _write_body_end(self, last: bytes) -> None:
+        if self.cycle.chunked_encoding:
+            chunk = b"%x\r\n%s\r\n" % (len(last), last) if last else b""
+            self.transport.write(chunk + b"0\r\n\r\n")
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        client = None if self.client is None else self.limits.clients.peer(self.client[0])
-        if not self._room_for(client):
-            self._refuse_client()
-            return
-        if len(self.holdings) >= self.limits.max_connections and not self._make_room(client):
-            self._refuse()
-            return
-        self.holdings.hold(self, client)
-        self.holdings.rest(self)
-        self._await_request_head()
+        self._guard_opened()
 
     def data_received(self, data: bytes) -> None:
         if self.body_deadline is not None:
             self.body_bytes += len(data)
+        self.began = False
         super().data_received(data)
-        if self.conn.their_state is h11.IDLE:
-            self._await_request_head()
-        else:
-            self._cancel_header_deadline()
-            self.holdings.busy(self)
-
-    def handle_events(self) -> None:
-        before = self.scope
-        super().handle_events()
-        if self.scope is not before and not self.transport.is_closing():
-            self._request_began()
-        if self.body_deadline is not None and self.conn.their_state is not h11.SEND_BODY:
-            self._cancel_body_deadline()
-
-    def on_response_complete(self) -> None:
-        self.streaming = False
-        super().on_response_complete()
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            self.holdings.rest(self)
+        self._guard_read(self.began)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.holdings.release(self)
-        self._cancel_header_deadline()
-        self._cancel_body_deadline()
+        self._guard_closed()
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
         if not self._end_stream(SHUTTING_DOWN):
             super().shutdown()
 
-    def _noting_streams(self, app: Any) -> Any:
-        """The app, with a note of whether each response is an event stream."""
+    # The parser's callbacks, noting where the request stands.
 
-        async def noting(scope: Any, receive: Any, send: Any) -> None:
-            async def send_noting(message: Any) -> None:
-                if message["type"] == "http.response.start":
-                    self.streaming = any(
-                        name.lower() == b"content-type" and value.startswith(b"text/event-stream")
-                        for name, value in message.get("headers", ())
-                    )
-                await send(message)
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.reading, self.head_bytes = "head", 0
 
-            await app(scope, receive, send_noting)
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        super().on_url(url)
 
-        return noting
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(len(name) + len(value) + 4)
+        super().on_header(name, value)
 
-    def send_400_response(self, msg: str) -> None:
-        detail = "the request line or headers are not valid HTTP/1.1"
-        self._send_problem(400, "malformed_request", detail)
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self.reading, self.began = "body", True
 
-    def _request_began(self) -> None:
-        """A request head has come: the connection now counts for the client it names (the
-        same, unless a trusted proxy passes on requests of several), and its body, if it is
-        still to come, has its deadline."""
-        self.holdings.hold(self, self.limits.clients(self.scope))  # type: ignore[arg-type]
-        self._cancel_body_deadline()
-        if self.conn.their_state is h11.SEND_BODY:
-            self.body_began, self.body_bytes = self.loop.time(), 0
-            self.body_deadline = self.loop.call_later(self.limits.body_timeout, self._body_late)
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self.reading = "done"
+        if self.cycle.response_complete:  # answered before its body had all come
+            self._rest()
 
-    def _body_late(self) -> None:
-        """The body's time is up, unless what it has sent since bought it more."""
-        self.body_deadline = None
-        if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
-            return
-        limits = self.limits
-        allowed = self.body_began + limits.body_timeout + self.body_bytes / limits.body_min_rate
-        left = allowed - self.loop.time()
-        if left > 0:
-            self.body_deadline = self.loop.call_later(left, self._body_late)
-            return
-        if (held := _evictions.admit("slow_body")) is not None:
-            log.info("slow_body_cut", held_back=held)
-        if self.cycle is None or self.cycle.response_started:
-            self.transport.close()  # answered already: the rest of the body is not awaited
-            return
-        detail = (
-            f"the request body did not arrive within {limits.body_timeout:g} s of its head "
-            f"(and 1 s more per {limits.body_min_rate:g} bytes received)"
-        )
-        self._answer_instead(408, "body_too_slow", detail)
+    def on_response_complete(self) -> None:
+        self.streaming = False
+        super().on_response_complete()
+        if self.reading == "done" and self.cycle.response_complete:
+            self._rest()
 
-    def _make_room(self, newcomer: str | None) -> bool:
-        """Close the connection idle the longest, else end one of the hog's (the client
-        holding the most, if it holds two more than `newcomer`); False when neither can."""
-        oldest = self.holdings.idle_longest()
-        if oldest is not None:
-            oldest._close()
-            if (held := _evictions.admit("idle")) is not None:
-                log.info("idle_connection_closed_for_room", held_back=held)
-            return True
-        hog = self.holdings.hog(newcomer)
-        if hog is None:
-            return False
-        for held_by_hog in self.holdings.newest_first(hog):
-            if held_by_hog._give_way():
-                self.holdings.release(held_by_hog)
-                if (held := _evictions.admit("hog")) is not None:
-                    log.info("hog_connection_ended_for_room", client=hog, held_back=held)
-                return True
-        return False
+    def _rest(self) -> None:
+        self.reading = "head"
+        self._guard_rest()
 
-    def _room_for(self, client: str | None) -> bool:
-        """Whether `client` may hold one more connection, once its own connection idle the
-        longest is closed if it holds its share."""
-        if client is None or self.holdings.count(client) < self.limits.per_client:
-            return True
-        idle = self.holdings.idle_longest_of(client)
-        if idle is None:
-            return False
-        idle._close()
-        return True
-
-    def _close(self) -> None:
-        self.holdings.release(self)
-        self.transport.close()
-
-    def _give_way(self) -> bool:
-        """End what this connection holds, for room: an event stream ends cleanly (its
-        client resumes), a body still coming is answered 503. False for a request in a
-        handler, which ends by itself."""
-        if self._end_stream():
-            return True
-        cycle = self.cycle
-        if cycle is None or cycle.response_started or self.conn.their_state is not h11.SEND_BODY:
-            return False
-        detail = "the server needed this connection for another client; retry shortly"
-        self._answer_instead(503, "too_many_connections", detail, ((b"retry-after", b"1"),))
-        return True
-
-    def _end_stream(self, last: bytes = b"") -> bool:
-        """End the event stream in progress cleanly, `last` its last message (the app writes
-        whole messages, each in one write, so this one follows a whole one); False when no
-        stream is in progress."""
-        cycle = self.cycle
-        if not self.streaming or cycle is None or cycle.response_complete:
-            return False
-        cycle.disconnected = True  # what the stream still writes goes nowhere
-        if self.flow.write_paused:
-            # Its client has stopped reading: the end would wait behind what it has not
-            # read, and hold the descriptor, for as long as the client pleases.
-            self.transport.abort()
-            return True
-        with contextlib.suppress(h11.LocalProtocolError):
-            if last:
-                self.transport.write(self.conn.send(h11.Data(data=last)))
-            self.transport.write(self.conn.send(h11.EndOfMessage()))
-        self.transport.close()
-        return True
-
-    def _refuse_client(self) -> None:
-        cap = self.limits.per_client
-        if (held := _refusals.admit("client")) is not None:
-            log.warning("client_connection_refused", per_client=cap, held_back=held)
-        detail = f"this client holds {cap} connections, the most one client may, all busy"
-        self._send_problem(429, "too_many_client_connections", detail, ((b"retry-after", b"1"),))
-
-    def _refuse(self) -> None:
-        cap = self.limits.max_connections
-        if (held := _refusals.admit("busy")) is not None:
-            log.warning("connection_refused", max_connections=cap, held_back=held)
-        detail = f"the server holds its maximum of {cap} connections, all busy; retry shortly"
-        self._send_problem(503, "too_many_connections", detail, ((b"retry-after", b"1"),))
-
-    def _answer_instead(
-        self, status: int, code: str, detail: str, extra: tuple[tuple[bytes, bytes], ...] = ()
-    ) -> None:
-        """Answer the request in progress, whose response has not started, in place of the
-        application: what it sends from now on goes nowhere, and its next read of the body
-        hears that the client is gone."""
-        self.scope[ANSWERED] = status  # type: ignore[literal-required]
-        self.cycle.disconnected = True
-        self.cycle.message_event.set()
-        self._send_problem(status, code, detail, extra)
-
-    def _send_problem(
-        self, status: int, code: str, detail: str, extra: tuple[tuple[bytes, bytes], ...] = ()
-    ) -> None:
-        body = problem_bytes(status, code, detail)
-        head = [
-            (b"content-type", PROBLEM_JSON.encode()),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-            *extra,
-        ]
-        response = h11.Response(status_code=status, headers=head, reason=STATUS_PHRASES[status])
-        for event in (response, h11.Data(data=body), h11.EndOfMessage()):
-            self.transport.write(self.conn.send(event))
-        self.transport.close()
-
-    def _await_request_head(self) -> None:
-        if self.header_deadline is None and not self.transport.is_closing():
-            timeout = self.limits.header_timeout
-            self.header_deadline = self.loop.call_later(timeout, self._header_timed_out)
-
-    def _cancel_header_deadline(self) -> None:
-        if self.header_deadline is not None:
-            self.header_deadline.cancel()
-            self.header_deadline = None
-
-    def _header_timed_out(self) -> None:
-        self.header_deadline = None
-        if self.conn.their_state is h11.IDLE:
-            self.transport.close()
-
-    def _cancel_body_deadline(self) -> None:
-        if self.body_deadline is not None:
-            self.body_deadline.cancel()
-            self.body_deadline = None
+    def _count_head(self, size: int) -> None:
+        self.head_bytes += size
+        if self.head_bytes > self.limits.max_head:
+            raise HeadTooLarge

@@ -68,17 +68,25 @@ IfMatch = Annotated[
 
 
 def bearer(request: Request[Any, Any, Any]) -> str | None:
-    value = request.headers.get("authorization")
-    if not value:
+    return bearer_of(request.headers.get("authorization"))
+
+
+def required_token(request: Request[Any, Any, Any]) -> str:
+    return required_bearer(request.headers.get("authorization"))
+
+
+def bearer_of(authorization: str | None) -> str | None:
+    """The token in an Authorization header's value, None without one."""
+    if not authorization:
         return None
-    scheme, _, token = value.partition(" ")
+    scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "invalid_token", "use `Authorization: Bearer <token>`")
     return token.strip()
 
 
-def required_token(request: Request[Any, Any, Any]) -> str:
-    token = bearer(request)
+def required_bearer(authorization: str | None) -> str:
+    token = bearer_of(authorization)
     if token is None:
         raise ApiError(401, "token_required", "send the token as `Authorization: Bearer <token>`")
     return token

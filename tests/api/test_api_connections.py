@@ -232,3 +232,12 @@ def test_a_request_h11_cannot_parse_gets_a_problem(api_base: str, request_bytes:
         sock.sendall(request_bytes)
         body = assert_problem(read_until_closed(sock), 400, "malformed_request")
     assert body["detail"] == "the request line or headers are not valid HTTP/1.1"
+
+
+def test_a_request_head_past_64_kib_gets_a_problem(api_base: str) -> None:
+    """A request's head is held to 64 KiB: a bigger one is not buffered on."""
+    head = b"GET /health HTTP/1.1\r\nHost: fairway\r\n" + b"X-Big: " + b"a" * 70_000 + b"\r\n\r\n"
+    with socket.create_connection(address(api_base)) as sock:
+        sock.sendall(head)
+        assert_problem(read_until_closed(sock), 400, "malformed_request")
+    assert httpx.get(api_base + "/health", timeout=DEADLINE).status_code == 200
