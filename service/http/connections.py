@@ -32,6 +32,10 @@ A streaming response is a request in progress, so it is never closed as idle, an
 header timeout, armed only while no request is in progress, never cuts it; it ends by itself
 after FAIRWAY_SSE_LIFETIME (service/http/controllers/stream.py).
 
+Each GET on HTTP/1.1 is offered a fast path to the transport for its stream's deliveries, in
+`scope["extensions"]` (service/http/direct.py): it writes only while the guard and uvicorn
+would let the response's own writes through, and never the response's end.
+
 The policy is service/http/guard.py's; this module binds it to uvicorn's httptools protocol,
 whose parser tells it where each request stands, and holds the settings' arithmetic.
 """
@@ -46,6 +50,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from service.http.direct import DIRECT, Direct
 from service.http.guard import ConnectionGuard, ConnectionLimits
 from service.ops.logging import log
 
@@ -121,6 +126,8 @@ class GuardedProtocol(ConnectionGuard, HttpToolsProtocol):
         self.reading: Literal["head", "body", "done"] = "head"
         self.head_bytes = 0
         self.began = False
+        self.direct: Direct | None = None
+        """The fast path offered to the latest request (service/http/direct.py)."""
         self._guard_init(config.connection_limits, server_state)  # type: ignore[attr-defined]
 
     def _head_pending(self) -> bool:
@@ -147,6 +154,8 @@ class GuardedProtocol(ConnectionGuard, HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._guard_closed()
+        if self.direct is not None:
+            self.direct.close()
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
@@ -170,6 +179,16 @@ class GuardedProtocol(ConnectionGuard, HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self.reading, self.began = "body", True
+        scope, cycle = self.scope, self.cycle
+        if (
+            cycle is not None
+            and cycle.scope is scope
+            and scope["method"] == "GET"
+            and scope["http_version"] == "1.1"
+        ):
+            # A stream's fast path; not for HTTP/1.0, whose client knows no chunks.
+            self.direct = Direct(self, cycle)
+            scope.setdefault("extensions", {})[DIRECT] = {"writer": self.direct}
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -179,6 +198,9 @@ class GuardedProtocol(ConnectionGuard, HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         self.streaming = False
+        direct = self.direct  # unless it is a pipelined request's, still to run:
+        if direct is not None and direct.cycle is not None and direct.cycle.response_complete:
+            direct.close()
         super().on_response_complete()
         if self.reading == "done" and self.cycle.response_complete:
             self._rest()

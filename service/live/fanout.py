@@ -14,13 +14,21 @@ first look at the game, or an outbox it left unread to fill up) catches up by it
 pages, from its `last`; the pump leaves it alone meanwhile, and looks again the moment it is
 `ready`. So a slow client holds at most `MAX_PENDING` bytes here, and a wake-up missed,
 repeated or late can delay an event, never lose or repeat one (service/live/watch.py).
+
+The fast path: a stream whose connection offers one (`Writer`, service/http/direct.py) and
+whose task is `parked` (waiting, every byte it was handed written, nothing on its way) gets
+the pump's bytes written straight to its connection, framed once per shared encoding, and
+its task is not woken. Otherwise, or when the connection cannot take them at once (a client
+that has stopped reading, one gone, a stream ending), they go to the outbox as above. Either
+way `last` moves past them exactly once, and a stream with bytes in its outbox, or catching
+up, or writing, gets none straight: what it has yet to write comes first.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from domain.decider import Viewer
 from events.store import StoreError
@@ -47,13 +55,40 @@ Encode = Callable[[GameRecord, Viewer, int, int, int], bytes]
 """The messages of versions `first`..`last` for a viewer, as of a visible version."""
 
 
+class Writer(Protocol):
+    """A stream's fast path to its client (service/http/direct.py)."""
+
+    def frame(self, data: bytes) -> bytes:
+        """`data` as the connection writes it."""
+
+    def write(self, framed: bytes) -> bool:
+        """Write framed bytes now; False, writing nothing, when the connection cannot."""
+
+
 class Outbox:
     """What one stream is yet to write: bytes the pump appends, its own task takes."""
 
-    __slots__ = ("behind", "chunks", "ended", "last", "pending", "timer", "viewer", "waiter")
+    __slots__ = (
+        "behind",
+        "chunks",
+        "direct",
+        "ended",
+        "last",
+        "parked",
+        "pending",
+        "timer",
+        "viewer",
+        "waiter",
+        "wrote",
+    )
 
-    def __init__(self, viewer: Viewer, last: int) -> None:
+    def __init__(self, viewer: Viewer, last: int, direct: Writer | None = None) -> None:
         self.viewer = viewer
+        self.direct = direct
+        self.parked = False
+        """Its task is waiting, with nothing on its way to the client: bytes may go straight."""
+        self.wrote = 0.0
+        """When (loop time) the pump last wrote to it straight, for the stream's heartbeat."""
         self.last = last
         """The version the stream has been handed up to (written, or here to write)."""
         self.chunks: list[bytes] = []
@@ -135,9 +170,9 @@ class Fanout:
         self._pump_task: asyncio.Task[None] | None = None
         self._poll: asyncio.TimerHandle | None = None
 
-    def join(self, viewer: Viewer, last: int) -> Outbox:
+    def join(self, viewer: Viewer, last: int, direct: Writer | None = None) -> Outbox:
         """A new stream's outbox, `behind` until it has caught up by itself."""
-        outbox = Outbox(viewer, last)
+        outbox = Outbox(viewer, last, direct)
         self.views.setdefault(viewer, {})[outbox] = None
         return outbox
 
@@ -187,10 +222,12 @@ class Fanout:
         )
         handed = 0
         held = False
+        now = asyncio.get_running_loop().time()
         for viewer, group in list(self.views.items()):
             visible, held_back = await self.visible(record, viewer)
             held = held or held_back
             chunks: dict[int, bytes] = {}  # by the version a stream stands at
+            framed: dict[int, bytes] = {}  # the same, as the fast path writes them
             for outbox in group:  # no await in this loop: the group stays as it is
                 last = outbox.last
                 if outbox.behind or last >= visible:
@@ -201,8 +238,16 @@ class Fanout:
                 if chunk is None or outbox.pending + len(chunk) > MAX_PENDING:
                     outbox.fall_behind()
                     continue
-                outbox.hand(chunk, visible)
                 handed += visible - last
+                direct = outbox.direct
+                if direct is not None and outbox.parked and not outbox.chunks:
+                    data = framed.get(last)
+                    if data is None:
+                        data = framed[last] = direct.frame(chunk)
+                    if direct.write(data):
+                        outbox.last, outbox.wrote = visible, now
+                        continue
+                outbox.hand(chunk, visible)
             if record.finished:
                 for outbox in group:
                     if not outbox.behind and outbox.last >= record.version:

@@ -46,6 +46,8 @@ class Stream:
     """The body of a response that is not a stream (a problem), once it has ended."""
     ended_cleanly: bool = False
     """The server ended the body properly (the last chunk) rather than cutting it."""
+    raw: bytearray = field(default_factory=bytearray)
+    """The body as received, its chunked framing undone."""
     compared: int = 0
     """For a test's use: the version up to which it has checked the messages."""
     paused: bool = False
@@ -143,6 +145,7 @@ class Stream:
                     }
                     self.started.set()
                 elif isinstance(event, h11.Data):
+                    self.raw += event.data
                     pending += event.data
                     if not self.response_headers.get("content-type", "").startswith(
                         "text/event-stream"

@@ -15,10 +15,12 @@ client comes back through the rate limit and the caps, and resumes where it was.
 
 Delivery: a stream catches up by itself, a page per write, then writes what the game's pump
 hands its outbox (service/live/fanout.py): per move, one look and one encoding per view for
-every stream of the game, and one write per stream. Backpressure: each write waits until the
-connection takes it (uvicorn pauses a writer whose transport buffer is full); a slow client
-holds at most one page, or an outbox of `MAX_PENDING` bytes, here, and catches up from its
-last version when it drains.
+every stream of the game, and one write per stream. While the stream waits with nothing on
+its way, the pump writes straight to its connection instead, when the connection offers that
+(service/http/direct.py), and the stream's task is not woken. Backpressure: each write waits
+until the connection takes it (uvicorn pauses a writer whose transport buffer is full; the
+fast path then leaves the bytes to the outbox); a slow client holds at most one page, or an
+outbox of `MAX_PENDING` bytes, here, and catches up from its last version when it drains.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import asyncio
 import functools
 import random
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 from litestar import Controller, Request, Response, get
@@ -41,9 +43,10 @@ from events.store import StoreError
 from service.contract.problems import ApiError
 from service.http import docs
 from service.http.chain import feed
+from service.http.direct import DIRECT
 from service.http.middleware import HEAD, StreamSlots
 from service.http.params import GameId, Gate, SpectatorDelay, bearer
-from service.live.fanout import PAGE, Fanout
+from service.live.fanout import PAGE, Fanout, Writer
 from service.live.spectators import visible_version
 from service.live.watch import News, Watcher
 from service.ops.logging import log
@@ -151,7 +154,9 @@ class StreamController(Controller):
                 headers={"Retry-After": TOO_MANY_STREAMS_RETRY},
             )
         lifetime = sse_lifetime * random.uniform(1 - LIFETIME_SPREAD, 1)
-        live = Live(watcher, metrics, gate, game_id, viewer, spectator_delay, sse_heartbeat)
+        offered = (request.scope.get("extensions") or {}).get(DIRECT) or {}
+        direct = cast("Writer | None", offered.get("writer"))
+        live = Live(watcher, metrics, gate, game_id, viewer, spectator_delay, sse_heartbeat, direct)
         return Stream(live.messages(start, lifetime), media_type=EVENT_STREAM, headers=headers)
 
 
@@ -168,9 +173,12 @@ class Live:
         viewer: Viewer,
         delay: int,
         heartbeat: float,
+        direct: Writer | None = None,
     ) -> None:
         self.watcher, self.metrics, self.gate = watcher, metrics, gate
         self.game_id, self.viewer, self.delay, self.heartbeat = game_id, viewer, delay, heartbeat
+        self.direct = direct
+        """The connection's fast path, if it offers one (service/http/direct.py)."""
 
     async def messages(self, last: int, lifetime: float) -> AsyncIterator[bytes]:
         """Everything after version `last`, then each event as the game reaches it, for
@@ -182,7 +190,7 @@ class Live:
                 yield b"retry: %d\n\n" % RETRY_MS
                 await self.watcher.ready()  # it follows the feed from before our first look
                 fanout = news.fanout or self._fanout(news)
-                outbox = fanout.join(self.viewer, last)
+                outbox = fanout.join(self.viewer, last, self.direct)
                 try:
                     over_at = loop.time() + lifetime
                     quiet_until = loop.time() + self.heartbeat
@@ -226,7 +234,12 @@ class Live:
                             quiet_until = now + self.heartbeat
                             continue
                         if not outbox.behind:
-                            await outbox.wait(min(quiet_until, over_at))
+                            outbox.parked = True  # the pump may write to the client straight
+                            try:
+                                await outbox.wait(min(quiet_until, over_at))
+                            finally:
+                                outbox.parked = False
+                            quiet_until = max(quiet_until, outbox.wrote + self.heartbeat)
                 finally:
                     fanout.leave(outbox)
         finally:
