@@ -155,8 +155,9 @@ def test_streams_of_one_game_on_the_fast_path_get_the_outbox_path_s_bytes_each_e
             plain[viewer] = Http10Stream(api_base, stream_path(table), headers)
             stack.callback(plain[viewer].close)
         every = [s for group in fast.values() for s in group]
-        for stream in every:  # each has had the game's history: what follows is live
-            stream.wait_until(lambda s: s.messages)
+        start = feed(table, None, 0)[-1]["version"]
+        for stream in [*every, *plain.values()]:  # the game's history: what follows is live
+            stream.wait_for(start)
         version = moved(table, random.Random(11), [*every, *plain.values()], 12)
         for viewer, group in fast.items():
             expected = feed(table, viewer, 0)
