@@ -52,7 +52,13 @@ def play_seat(
     auth = {"Authorization": f"Bearer {token}"}
     while True:
         read = http.get(f"/games/{game_id}/me", headers=auth)
-        if read.status_code == 503:  # a store busy past its pool's wait: retry, as a client does
+        if read.status_code == 503:
+            # The service's documented answer when an operation outlasts `db_timeout`: a
+            # client retries after Retry-After. Met when the shared server ran in a thread of
+            # the test's own process, whose client and stream-reader threads held the GIL
+            # while the server's event loop waited (see `settled` in
+            # tests/api/test_api_no_leaks_bots.py), not because the bots starve the pool
+            # (inside `fairway serve` they take at most half of it).
             time.sleep(float(read.headers.get("retry-after", "1")))
             continue
         assert read.status_code == 200, read.text

@@ -13,7 +13,7 @@ import pytest
 
 from events.migrate import migrate
 from service.ops.settings import Settings
-from tests.api.server import running_server
+from tests.api.server import serving_process
 from tests.support.services import throwaway_database
 
 
@@ -41,8 +41,14 @@ def api_settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture(scope="session")
-def api_base(api_settings: Settings) -> Iterator[str]:
-    with running_server(api_settings) as base:
+def api_base(api_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The session's shared server: `fairway serve` in a process of its own, as in
+    production. In a thread of this process it would share the GIL with the tests' own
+    client code (the test, and a reader thread for each event stream), which on a busy
+    machine kept its event loop waiting for a second and more: long enough for the store's
+    `db_timeout` to answer 503, a delay of the harness's making, not the service's. Its log
+    is in the session's `fairway-api-serve*` directory."""
+    with serving_process(api_settings, tmp_path_factory.mktemp("fairway-api-serve")) as base:
         yield base
 
 

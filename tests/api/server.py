@@ -1,8 +1,15 @@
-"""A real Fairway HTTP server on a free loopback port, in a thread, for the API tests."""
+"""A real Fairway HTTP server on a free loopback port for the API tests: `fairway serve` in a
+process of its own (`serving_process`), or the app in a thread of the test's process
+(`running_server`) for the tests that hand the app options no environment variable carries
+(a clock) or that set up a server of their own for one test."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -11,11 +18,23 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import uvicorn
 
 from service.cli.serve import uvicorn_config
 from service.http.app import create_app
+from service.ops.metrics import MULTIPROCESS
 from service.ops.settings import Settings
+from tests.support.settings_env import to_env
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGURATION = ("DATABASE_URL", "REDIS_URL", MULTIPROCESS)
+"""Variables the service reads besides FAIRWAY_*."""
+STARTUP = 120.0
+"""Seconds a new interpreter has to import the service and answer /health: a few alone,
+far more on a machine busy with other tests."""
+STOP_MARGIN = 30.0
+"""Seconds past the shutdown grace for the process to exit after SIGTERM before it is killed."""
 
 
 def instance_settings(database_url: str, data_dir: Path) -> Settings:
@@ -75,3 +94,67 @@ def running_server(settings: Settings, **app_options: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+@contextmanager
+def serving_process(settings: Settings, log_dir: Path) -> Iterator[str]:
+    """`fairway serve`, one worker, in a process of its own configured by the environment
+    alone (`to_env`), as it runs in production, until the block ends; yields the base URL.
+
+    Its stdout and stderr go to a file in `log_dir` (a pipe nobody reads could fill up and
+    stall it), whose contents a failure to start, or an exit before the block ends, shows.
+    The end of the block stops it as an orchestrator does: SIGTERM, then a kill if it has
+    not exited once its shutdown grace and a margin are over."""
+    port = free_port()
+    served = msgspec.structs.replace(settings, host="127.0.0.1", port=port, workers=1)
+    # nothing of this process's own configuration reaches it, only `settings`
+    inherited = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("FAIRWAY_") and name not in CONFIGURATION
+    }
+    log = log_dir / f"fairway-serve-{port}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve"],
+            cwd=ROOT,
+            env=inherited | to_env(served),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP
+        while not _healthy(base):
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"fairway serve exited ({process.returncode}) before it answered:\n"
+                    + log.read_text(errors="replace")
+                )
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"fairway serve did not answer /health within {STARTUP:.0f} s:\n"
+                    + log.read_text(errors="replace")
+                )
+            time.sleep(0.1)
+        yield base
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"fairway serve exited ({process.returncode}) while the tests used it:\n"
+                + log.read_text(errors="replace")
+            )
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=settings.shutdown_grace + STOP_MARGIN)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _healthy(base: str) -> bool:
+    try:
+        return httpx.get(base + "/health", timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
