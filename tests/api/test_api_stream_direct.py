@@ -13,6 +13,7 @@ import random
 import socket
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
@@ -64,6 +65,20 @@ def squeeze(transport: asyncio.Transport) -> None:
 @pytest.fixture
 def writes(monkeypatch: pytest.MonkeyPatch) -> Writes:
     return Writes(monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def local_base(api_settings: Settings) -> Iterator[str]:
+    """A server in a thread of this process, whose writes `Writes` counts (the session's
+    shared server runs in a process of its own)."""
+    with running_server(api_settings) as base:
+        yield base
+
+
+@pytest.fixture
+def local_http(local_base: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=local_base, timeout=WAIT) as client:
+        yield client
 
 
 def port_of(stream: Stream) -> int:
@@ -141,18 +156,18 @@ def moved(table: Table, rng: random.Random, streams: list[Any], times: int) -> i
 
 
 def test_streams_of_one_game_on_the_fast_path_get_the_outbox_path_s_bytes_each_event_once(
-    http: httpx.Client, api_base: str, writes: Writes
+    local_http: httpx.Client, local_base: str, writes: Writes
 ) -> None:
-    table = open_table(http, "tens-shedding", 2, {"turn_limit": 200})
+    table = open_table(local_http, "tens-shedding", 2, {"turn_limit": 200})
     with ExitStack() as stack:
         fast: dict[int | None, list[Stream]] = {}
         plain: dict[int | None, Http10Stream] = {}
         for viewer in (None, 0, 1):
             fast[viewer] = [
-                stack.enter_context(open_stream(api_base, table, v)) for v in [viewer] * 3
+                stack.enter_context(open_stream(local_base, table, v)) for v in [viewer] * 3
             ]
             headers = {} if viewer is None else table.auth(viewer)
-            plain[viewer] = Http10Stream(api_base, stream_path(table), headers)
+            plain[viewer] = Http10Stream(local_base, stream_path(table), headers)
             stack.callback(plain[viewer].close)
         every = [s for group in fast.values() for s in group]
         start = feed(table, None, 0)[-1]["version"]
@@ -171,13 +186,13 @@ def test_streams_of_one_game_on_the_fast_path_get_the_outbox_path_s_bytes_each_e
 
 
 def test_a_client_that_stops_reading_falls_back_then_gets_every_event_once_and_the_fast_path(
-    http: httpx.Client, api_base: str, writes: Writes
+    local_http: httpx.Client, local_base: str, writes: Writes
 ) -> None:
-    table = open_table(http, "golf", 2, {"hands": 100})
+    table = open_table(local_http, "golf", 2, {"hands": 100})
     rng = random.Random(12)
     with (
-        Stream(api_base, stream_path(table), paused=True) as stalled,
-        open_stream(api_base, table, None) as reading,
+        Stream(local_base, stream_path(table), paused=True) as stalled,
+        open_stream(local_base, table, None) as reading,
     ):
         writes.squeezed.add(port_of(stalled))
         version = 0
