@@ -87,7 +87,7 @@ async def rebuild(store: ProjectionStore, feed: PostgresStore, projection: Proje
 
 async def rebuild_all(store: ProjectionStore, feed: PostgresStore) -> None:
     """Every projection of the catalog rebuilt at once by one projector, as after a flush
-    (its runners share the feed pages they read in step: projections/feed.py)."""
+    (its runners share the feed pages they read in step: events/feed.py)."""
     projections = fresh()
     projector = Projector(projections, store, feed, grace=0)
     live = [await store.alias(p.name) for p in projections]

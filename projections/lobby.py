@@ -34,11 +34,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
+from events.feed import Feed
 from events.schema.common import GameEnded, GameStarted, HandDealt
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
 from projections.base import Doc, IndexAdd, IndexRemove, Put, Write
-from projections.feed import Feed
 
 NAME: Final = "lobby"
 _LISTED: Final = (SeatClaimed, SeatReleased, GameStarted, HandDealt, GameEnded)

@@ -35,9 +35,9 @@ from typing import Literal
 
 import structlog
 
+from events.feed import Feed, SharedFeed
 from events.store.base import RecordedEvent, StoreUnavailable
 from projections.base import Projection, ProjectionsUnavailable
-from projections.feed import Feed, SharedFeed
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
 from projections.store import Generation, ProjectionStore
@@ -95,7 +95,8 @@ class Projector:
     ) -> None:
         self.projections = list(projections)
         self.store = store
-        self.feed = SharedFeed(feed)  # runners in step share their reads
+        self.feed = SharedFeed.of(feed)  # runners in step share their reads (and, given the
+        # process's shared feed, with its other consumers: events/feed.py)
         self.poll = poll
         self.batch = batch
         self.grace = grace

@@ -34,13 +34,13 @@ from typing import Any, Union
 
 import msgspec
 
+from events.feed import Feed
 from events.schema import EVENT_TYPES
 from events.schema.common import GameEnded, GameStarted, HandDealt, HandEnded
 from events.schema.lobby import EVENTS as LOBBY_EVENTS
 from events.schema.lobby import SeedChainExtended
 from events.store.base import RecordedEvent
 from projections.base import Doc, IndexAdd, Put, Write
-from projections.feed import Feed
 from projections.folds import GameFolds, game_id
 
 _EVENTS: Any = list[tuple[int, Union.__getitem__(EVENT_TYPES)]]  # type: ignore[misc]

@@ -34,10 +34,10 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
+from events.feed import Feed
 from events.store.base import Checkpoint, RecordedEvent
 from events.store.unreadable import Unreadable
 from projections.base import Delete, Doc, IndexAdd, Projection, Put
-from projections.feed import Feed
 from projections.store import Changes, Outcome, ProjectionStore
 
 BATCH = 1000

@@ -22,11 +22,11 @@ from typing import Any
 import msgspec
 
 from domain.decider import Status
+from events.feed import Feed
 from events.schema.common import HandEnded
 from events.schema.lobby import GameCreated, SeatClaimed, SeatReleased
 from events.store.base import RecordedEvent
 from projections.base import Doc, Put, Write
-from projections.feed import Feed
 from projections.folds import GAME_PREFIX, GameFolds
 
 

@@ -26,10 +26,11 @@ from typing import Any
 from domain.decider import Decider
 from domain.errors import RuleViolation
 from domain.variants import start
+from events.feed import Feed
 from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import SeatClaimed, SeatReleased
-from events.store import EventStore, RecordedEvent, StoreError, UnreadableEvent
+from events.store import RecordedEvent, StoreError, UnreadableEvent
 from service.bots.moves import bot_move
 from service.commands.command import NothingToDo
 from service.commands.handler import Conflict, StaleVersion
@@ -82,13 +83,12 @@ class BotTable:
 class BotRunner:
     def __init__(
         self,
-        store: EventStore,
+        feed: Feed,
         games: GameService,
         think: float = 0.8,
         concurrency: int = 8,
         tick: float = TICK,
     ) -> None:
-        self.store = store
         self.games = games
         self.think = think
         self.tick = tick
@@ -101,7 +101,7 @@ class BotRunner:
         self._slots = asyncio.Semaphore(concurrency)
         self._moves: dict[str, asyncio.Task[None]] = {}
         """The move in flight in each game (one at a time)."""
-        self.follower = Follower("bots", store, self)
+        self.follower = Follower("bots", feed, self)
         self.caught_up = self.follower.caught_up
         """Set once the runner has read the feed up to its head (the start-up scan)."""
 

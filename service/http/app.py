@@ -20,6 +20,7 @@ from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 from swagger_ui_bundle import swagger_ui_path
 
+from events.feed import SharedFeed
 from events.store import EventStore, Unreadable, close_feed, open_feed, open_store
 from service.audit.keys import ReceiptKeys
 from service.contract.receipts import ReceiptKey, load_or_create, parse_key_text
@@ -216,7 +217,10 @@ def create_app(
             admin_key=settings.admin_key,
         )
         holder["tournaments"] = tournaments
-        projections = ProjectionService(settings, opened, feed)
+        # One feed for every consumer of it in this process (the projector, and where this
+        # process leads the referee, the bots and the round keeper): one read a wake-up.
+        shared = SharedFeed(feed)
+        projections = ProjectionService(settings, opened, feed, shared)
         holder["projections"] = projections
         if not projections.shared:
             projections.start()  # this process's own read models, fed by the store
@@ -227,7 +231,7 @@ def create_app(
         if metrics.multiprocess:
             sampler.start()
         leaders = background(
-            settings, opened, feed, games, tournaments, projections, metrics, referee_clock
+            settings, opened, shared, games, tournaments, projections, metrics, referee_clock
         )
         for leader in leaders:
             leader.start()

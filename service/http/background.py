@@ -1,13 +1,16 @@
 """The feed's consumers of `fairway serve`, wired: the referee, the bots, the round keeper and,
 on Redis, an inline projector, each as its setting asks (FAIRWAY_REFEREE, FAIRWAY_BOTS,
 FAIRWAY_ROUND_KEEPER, FAIRWAY_PROJECTOR_INLINE), all run by one `Leader` as FAIRWAY_BACKGROUND
-says: once per deployment (`leader`), in every process (`always`) or not here (`never`)."""
+says: once per deployment (`leader`), in every process (`always`) or not here (`never`). They
+read the feed through the process's one `SharedFeed` (events/feed.py), as its projector does:
+at one checkpoint they share one read per wake-up."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
 
+from events.feed import SharedFeed
 from events.store import EventStore
 from service.bots.runner import BotRunner
 from service.ops.leader import Consumer, Leader
@@ -30,7 +33,7 @@ def bot_slots(settings: Settings) -> int:
 def background(
     settings: Settings,
     primary: EventStore,
-    feed: EventStore,
+    feed: SharedFeed,
     games: GameService,
     tournaments: TournamentService,
     projections: ProjectionService,
@@ -42,7 +45,8 @@ def background(
     under a lead of its own per key prefix (the read models it writes are shared by whoever
     reads that prefix, which may be another set of instances on the same database). An
     in-memory projector is not among them: each process keeps its own read models (the
-    caller runs it)."""
+    caller runs it). `feed`: the process's shared feed (around a replica's, when one is
+    named)."""
     referee = Referee(feed, games, now=referee_clock, tick=settings.referee_tick)
     metrics.sample("referee_tables", lambda: len(referee.tables))
     consumers: list[Consumer] = []

@@ -9,6 +9,7 @@ projector inside the service as well (several projectors are safe: each batch co
 
 from __future__ import annotations
 
+from events.feed import SharedFeed
 from events.store import EventStore, ReplicaStore, StoreError
 from projections.base import ProjectionsUnavailable
 from projections.catalog import PROJECTIONS, fresh
@@ -31,11 +32,16 @@ def projection_store(settings: Settings) -> ProjectionStore:
 
 class ProjectionService:
     def __init__(
-        self, settings: Settings, events: EventStore, feed: EventStore | None = None
+        self,
+        settings: Settings,
+        events: EventStore,
+        feed: EventStore | None = None,
+        shared: SharedFeed | None = None,
     ) -> None:
         """`events`: the primary; `feed`: where the projector reads the feed (a replica,
-        FAIRWAY_FEED_DATABASE_URL; the primary when None). The lag is measured against the
-        primary's feed, so a replica's lag shows in it."""
+        FAIRWAY_FEED_DATABASE_URL; the primary when None); `shared`: the process's shared
+        feed around it, which the projector reads through with the other consumers. The lag
+        is measured against the primary's feed, so a replica's lag shows in it."""
         self.store = projection_store(settings)
         self.events = events
         self.feed = feed or events
@@ -43,7 +49,9 @@ class ProjectionService:
         # Inside the service, smaller batches: a batch's fold holds the event loop that
         # serves requests (a few milliseconds at this size).
         self.projector = (
-            Projector(fresh(), self.store, self.feed, batch=INLINE_BATCH) if inline else None
+            Projector(fresh(), self.store, shared or self.feed, batch=INLINE_BATCH)
+            if inline
+            else None
         )
         self.shared = settings.redis_url is not None
         """Whether the projector writes read models every process shares (Redis): then one

@@ -30,10 +30,11 @@ from domain import clock
 from domain.decider import Decider
 from domain.errors import RuleViolation
 from domain.variants import start
+from events.feed import Feed
 from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import GameCreated, SeatResigned
-from events.store import EventStore, RecordedEvent, UnreadableEvent
+from events.store import RecordedEvent, UnreadableEvent
 from service.contract.problems import ApiError
 from service.ops.follower import Follower, folded, game_events
 from service.ops.logging import log
@@ -126,12 +127,11 @@ class Table:
 class Referee:
     def __init__(
         self,
-        store: EventStore,
+        feed: Feed,
         games: GameService,
         now: Callable[[], datetime] = utc_now,
         tick: float = TICK,
     ) -> None:
-        self.store = store
         self.games = games
         self.now = now
         self.tick = tick
@@ -141,7 +141,7 @@ class Referee:
         self._timers: list[tuple[datetime, str]] = []
         """A heap of (deadline, game): when to look at a game again. An entry may be stale
         (the game moved since); looking at a game that is not due costs little."""
-        self.follower = Follower("referee", store, self)
+        self.follower = Follower("referee", feed, self)
         self.caught_up = self.follower.caught_up
         """Set once the referee has read the feed up to its head (the start-up scan)."""
 

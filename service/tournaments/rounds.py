@@ -13,7 +13,8 @@ check was made on, and the next starts once, as two starts by the organiser woul
 
 from __future__ import annotations
 
-from events.store import Checkpoint, EventStore, RecordedEvent, Unreadable, UnreadableEvent
+from events.feed import Feed
+from events.store import Checkpoint, RecordedEvent, Unreadable, UnreadableEvent
 from service.contract.problems import ApiError
 from service.ops.follower import Follower
 from service.ops.logging import log
@@ -25,16 +26,15 @@ IDLE_CHECK = 5.0
 
 class RoundKeeper:
     def __init__(
-        self, store: EventStore, tournaments: TournamentService, idle_check: float = IDLE_CHECK
+        self, feed: Feed, tournaments: TournamentService, idle_check: float = IDLE_CHECK
     ) -> None:
-        self.store = store
         self.tournaments = tournaments
         self.idle_check = idle_check
         self._ended: list[str] = []
         """Games whose end the feed has shown and whose round is not yet looked at."""
         self._closed: list[str] = []
         """Tournaments whose round the feed has shown closed, the next not yet looked at."""
-        self.follower = Follower("round_keeper", store, self, start_at=self._sweep)
+        self.follower = Follower("round_keeper", feed, self, start_at=self._sweep)
 
     def start(self) -> None:
         self.follower.start()
@@ -47,7 +47,7 @@ class RoundKeeper:
         first, so a game that ends during the sweep is in the feed after it."""
         self._ended.clear()
         self._closed.clear()
-        after = await self.store.feed_head()
+        after = await self.follower.feed.feed_head()
         for tournament_id in await self.tournaments.tournament_ids():
             await self._close(tournament_id)
             await self._advance(tournament_id)

@@ -1,17 +1,28 @@
-"""Runners in step share their feed reads; a page that may have grown is read again."""
+"""One process's consumers of the feed share their reads and their waits (events/feed.py):
+a page that may have grown is read again; each waiter keeps its own timeout and linger; a
+wait nobody waits on is given up; a failure reaches every consumer that joined."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from events.feed import SharedFeed
 from events.schema.common import GameStarted
 from events.store import START, Checkpoint, EmbeddedStore, NewEvent, RecordedEvent
-from projections.feed import SharedFeed
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def feed(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
+    store = await EmbeddedStore.open(tmp_path / "events", poll_interval=0.05)
+    yield store
+    await store.close()
 
 
 class Counting:
@@ -20,13 +31,20 @@ class Counting:
     def __init__(self, store: EmbeddedStore) -> None:
         self.store = store
         self.reads = 0
+        self.waits = 0
+        self.waits_given_up = 0
 
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
         self.reads += 1
         return await self.store.read_feed(after, limit)
 
     async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
-        return await self.store.wait_for_events(after, timeout)
+        self.waits += 1
+        try:
+            return await self.store.wait_for_events(after, timeout)
+        except asyncio.CancelledError:
+            self.waits_given_up += 1
+            raise
 
     async def feed_head(self) -> Checkpoint:
         return await self.store.feed_head()
@@ -104,3 +122,71 @@ async def test_a_failed_shared_wait_fails_every_waiter_and_the_next_one_waits_an
     )
     assert all(isinstance(r, ConnectionError) for r in results)
     assert await shared.wait_for_events(START, 1.0) is True  # START: an event is there
+
+
+async def test_a_read_in_flight_serves_a_smaller_page_after_the_same_checkpoint(
+    feed: EmbeddedStore,
+) -> None:
+    """The referee's page is not the projector's: one read serves both, cut to each."""
+    await append(feed, "game:e", 0, 6)
+    counting = Counting(feed)
+    shared = SharedFeed(counting)
+    big, small = await asyncio.gather(shared.read_feed(START, 1000), shared.read_feed(START, 4))
+    assert counting.reads == 1
+    assert len(big) == 6
+    assert small == big[:4]
+
+
+async def test_each_waiter_keeps_its_own_timeout(feed: EmbeddedStore) -> None:
+    """A consumer due to look again soon (the referee's next deadline) is not held to the
+    longer wait it joined, nor cut short by a shorter one."""
+    await append(feed, "game:f", 0, 1)
+    head = await feed.feed_head()
+    counting = Counting(feed)
+    shared = SharedFeed(counting)
+    long = asyncio.create_task(shared.wait_for_events(head, 60.0))
+    await asyncio.sleep(0.01)
+    assert await asyncio.wait_for(shared.wait_for_events(head, 0.05), 30) is False
+    assert not long.done()
+    short = asyncio.create_task(shared.wait_for_events(head, 0.05))
+    longer = asyncio.create_task(shared.wait_for_events(head, 60.0))
+    assert await asyncio.wait_for(short, 30) is False
+    await asyncio.sleep(0.1)
+    assert not longer.done()
+    await append(feed, "game:f", 1, 1)
+    assert await asyncio.wait_for(asyncio.gather(long, longer), 30) == [True, True]
+    assert counting.waits == 1
+
+
+async def test_a_waiter_late_to_a_wake_up_finds_it_without_asking_again(
+    feed: EmbeddedStore,
+) -> None:
+    await append(feed, "game:g", 0, 1)
+    head = await feed.feed_head()
+    counting = Counting(feed)
+    shared = SharedFeed(counting)
+    first = asyncio.create_task(shared.wait_for_events(head, 30.0))
+    await asyncio.sleep(0.01)
+    await append(feed, "game:g", 1, 1)
+    assert await asyncio.wait_for(first, 30) is True
+    assert await shared.wait_for_events(head, 30.0) is True  # late: the news stands
+    assert counting.waits == 1
+
+
+async def test_a_wait_nobody_waits_on_any_more_is_given_up(feed: EmbeddedStore) -> None:
+    """A follower woken by something the feed does not show leaves its wait; the last one
+    to leave stops the wait beneath (it would poll the store until its timeout)."""
+    head = await feed.feed_head()
+    counting = Counting(feed)
+    shared = SharedFeed(counting)
+    waiting = [asyncio.create_task(shared.wait_for_events(head, 60.0)) for _ in range(2)]
+    await asyncio.sleep(0.05)
+    waiting[0].cancel()
+    await asyncio.sleep(0.05)
+    assert counting.waits_given_up == 0  # one still waits
+    waiting[1].cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+    async with asyncio.timeout(30):
+        while counting.waits_given_up == 0:
+            await asyncio.sleep(0.01)
+    assert counting.waits == 1

@@ -1,0 +1,151 @@
+"""The background consumers' lag and reads with one shared feed (issue 19, paced): what the
+followers' linger (service/ops/follower.py) adds between an append's commit and its fold, and
+how many feed reads the consumers of one process make. Prints figures (docs/BENCHMARKS.md,
+"One feed for the background consumers"); no test runs it and nothing asserts a duration.
+
+    .venv/bin/python benchmarks/follower_lag.py [--rate 800] [--seconds 5] [--rounds 2]
+
+In a throw-away PostgreSQL database, three followers (as the referee, the bots and the round
+keeper) and a projector of the whole catalog in memory follow the feed while games are
+created at `--rate` appends/s (one append each, open loop). Each round runs three set-ups
+interleaved: `apart` (each follower reads the store on its own, no linger: as before),
+`shared, no linger` and `shared` (one `SharedFeed`, the followers' linger). Per set-up: the
+lag from each append's return to the moment each follower folds it (p50, p99, max), and the
+page reads the store served per append.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from psycopg import conninfo
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from events.feed import SharedFeed  # noqa: E402
+from events.migrate import migrate  # noqa: E402
+from events.schema.common import GameOptions  # noqa: E402
+from events.store import START, Checkpoint, PostgresStore, RecordedEvent  # noqa: E402
+from projections.catalog import fresh  # noqa: E402
+from projections.memory import MemoryProjectionStore  # noqa: E402
+from projections.projector import Projector  # noqa: E402
+from service.ops.follower import LINGER, Follower  # noqa: E402
+from service.ops.metrics import Metrics  # noqa: E402
+from service.play.games import GameService  # noqa: E402
+
+DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+class Counting:
+    """The store, counting the page reads it serves (not the waits' own looks)."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+        self.reads = 0
+
+    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
+        self.reads += 1
+        return await self.store.read_feed(after, limit)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+
+class Timing:
+    """A follower's consumer noting when it folds each stream's first event."""
+
+    def __init__(self, seen: dict[str, float]) -> None:
+        self.seen = seen
+
+    async def fold(self, page: list[RecordedEvent]) -> None:
+        now = time.perf_counter()
+        for event in page:
+            self.seen.setdefault(event.stream_id, now)
+
+    async def act(self) -> float:
+        return 1.0
+
+
+async def run_one(store: PostgresStore, setup: str, rate: float, seconds: float) -> str:
+    counting = Counting(store)
+    shared = SharedFeed(counting)  # type: ignore[arg-type]
+    linger = 0.0 if setup != "shared" else LINGER
+    seen: list[dict[str, float]] = [{} for _ in range(3)]
+    followers = [
+        Follower(f"f{i}", counting if setup == "apart" else shared, Timing(s), linger=linger)  # type: ignore[arg-type]
+        for i, s in enumerate(seen)
+    ]
+    projector = Projector(fresh(), MemoryProjectionStore(), shared, batch=250, grace=0)
+    projecting = asyncio.create_task(projector.run())
+    for follower in followers:
+        follower.start()
+    games = GameService(store, Metrics())
+    for follower in followers:
+        await follower.caught_up.wait()
+    await asyncio.sleep(0.5)
+    appended: dict[str, float] = {}
+    before = counting.reads
+    start = time.perf_counter()
+    count = int(rate * seconds)
+    for i in range(count):
+        delay = start + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        record, _ = await games.create("golf", 2, GameOptions(hands=1), "lag")
+        appended[f"game:{record.game_id}"] = time.perf_counter()
+    await asyncio.sleep(0.5)
+    reads = counting.reads - before
+    for follower in followers:
+        await follower.stop()
+    projecting.cancel()
+    await asyncio.gather(projecting, return_exceptions=True)
+    lags = sorted(
+        (s[stream] - at) * 1000 for s in seen for stream, at in appended.items() if stream in s
+    )
+    p99 = lags[int(len(lags) * 0.99)]
+    return (
+        f"{setup:18} lag p50 {statistics.median(lags):6.2f} ms, p99 {p99:6.2f} ms,"
+        f" max {lags[-1]:6.2f} ms; page reads per append {reads / count:5.2f}"
+        f" ({count} appends in {time.perf_counter() - start:.1f} s)"
+    )
+
+
+async def main(args: argparse.Namespace) -> None:
+    name = f"fairway_lag_{secrets.token_hex(4)}"
+    with psycopg.connect(args.url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"'.encode())
+    url = conninfo.make_conninfo(args.url, dbname=name)
+    try:
+        migrate(url)
+        with open("/proc/cpuinfo") as info:
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in info if "model name" in line), "?"
+            )
+        print(f"CPU {cpu}, load average {os.getloadavg()}; {args.rate:.0f} appends/s")
+        async with await PostgresStore.open(url) as store:
+            for round_ in range(args.rounds):
+                print(f"round {round_ + 1}")
+                for setup in ("apart", "shared, no linger", "shared"):
+                    print("  " + await run_one(store, setup, args.rate, args.seconds))
+        print(f"load average {os.getloadavg()}")
+    finally:
+        with psycopg.connect(args.url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default=os.environ.get("DATABASE_URL", DEFAULT_DB))
+    parser.add_argument("--rate", type=float, default=800.0)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    asyncio.run(main(parser.parse_args()))
