@@ -8,12 +8,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
 from events.feed import SharedFeed
+from events.migrate import migrate
 from events.schema.common import GameOptions
-from events.store import START, Checkpoint, EventStore, RecordedEvent, StoreUnavailable
+from events.store import (
+    START,
+    Checkpoint,
+    EmbeddedStore,
+    EventStore,
+    PostgresStore,
+    RecordedEvent,
+    StoreUnavailable,
+)
 from projections.catalog import fresh
 from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
@@ -28,8 +38,30 @@ from service.read.projections import ProjectionService
 from service.referee.referee import Referee, utc_now
 from service.tournaments.rounds import RoundKeeper
 from service.tournaments.service import TournamentService
+from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["postgres", "embedded"])
+async def store(
+    request: pytest.FixtureRequest, tmp_path: Path, postgres_server_url: str
+) -> AsyncIterator[EventStore]:
+    """A store of this test's own. These consumers act on every game they find, and the
+    session's database holds earlier tests' games (bot seats, clocks): a bot moving in one of
+    those took the feed's head past the one awaited here, once in a whole-suite run."""
+    with contextlib.ExitStack() as stack:
+        if request.param == "postgres":
+            url = stack.enter_context(throwaway_database(postgres_server_url, "fairway_feed"))
+            migrate(url)
+            opened: EventStore = await PostgresStore.open(url, poll_interval=0.2)
+        else:
+            opened = await EmbeddedStore.open(tmp_path, poll_interval=0.2)
+        try:
+            yield opened
+        finally:
+            await opened.close()
+
 
 QUIET = 60.0
 """Every consumer's timeout: none of them looks again unless an append wakes it."""
