@@ -26,6 +26,7 @@ from service.audit.report import CheckResult, Failure
 from service.contract.export import (
     EXPORT_FORMAT,
     ExportedEvent,
+    ExportedSeat,
     ExportedSeed,
     ExportHeader,
     GameExport,
@@ -33,7 +34,6 @@ from service.contract.export import (
     RulesRecord,
     SheddingRulesRecord,
 )
-from service.contract.schemas import SeatInfo
 
 HEADER_TYPES = frozenset({"game.created", "seat.claimed", "seat.released", "hand.dealt"})
 HEADER_TYPES |= {"hand.ended", "game.ended"}
@@ -90,9 +90,9 @@ def facts(rows: Sequence[StoredRow]) -> Facts:
     return found
 
 
-def seats_of(known: Facts) -> list[SeatInfo]:
+def seats_of(known: Facts) -> list[ExportedSeat]:
     """The header's seats: each holder's name, and the level of each bot seat."""
-    return [SeatInfo(seat, name, known.bots[seat]) for seat, name in enumerate(known.names)]
+    return [ExportedSeat(seat, name, known.bots[seat]) for seat, name in enumerate(known.names)]
 
 
 def rules_record(variant: str, players: int, options: Any) -> RulesRecord:

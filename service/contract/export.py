@@ -49,6 +49,11 @@ class ExportedEvent(msgspec.Struct, forbid_unknown_fields=True):
     prev_hash: str
 
 
+class ExportedSeat(SeatInfo, forbid_unknown_fields=True):
+    """A seat of the header, read strictly like the rest: a mangled `bot` key must not pass
+    as the person's seat it would otherwise default to."""
+
+
 class ExportedSeed(msgspec.Struct, forbid_unknown_fields=True):
     hand: int
     commitment: str
@@ -66,7 +71,7 @@ class ExportHeader(msgspec.Struct, forbid_unknown_fields=True):
     variant: Variant
     rules: RulesRecord
     options: GameOptions
-    seats: list[SeatInfo]
+    seats: list[ExportedSeat]
     seeds: list[ExportedSeed]
     winners: tuple[int, ...]
     event_count: int

@@ -136,3 +136,16 @@ def test_a_renamed_key_of_the_rules_record_is_refused_not_read_as_its_default(
     assert '"turn_limit":' in text
     with pytest.raises(ValueError, match="turn_limiX"):
         verify_export(text.replace('"turn_limit":', '"turn_limiX":', 1).encode())
+
+
+@pytest.mark.parametrize("game", VARIANTS, ids=[variant for variant, _ in VARIANTS])
+def test_a_renamed_key_of_a_seat_is_refused_not_read_as_its_default(
+    game: tuple[str, int],
+) -> None:
+    """Found by the test above in a whole-suite run: a seat's `bot` renamed `bo1e999` was
+    ignored, and the default it fell back to (null: a person's seat) equals the game's, so
+    the altered document verified."""
+    text = exported(*game)
+    assert '"bot":null' in text
+    with pytest.raises(ValueError, match="bo1e999"):
+        verify_export(text.replace('"bot":null', '"bo1e999":null', 1).encode())
