@@ -82,7 +82,7 @@ async def read_all(feed: PostgresStore) -> int:
 
 async def rebuild(store: ProjectionStore, feed: PostgresStore, projection: Projection) -> None:
     projector = Projector([projection], store, feed, grace=0)
-    await projector.build(projection, await store.alias(projection.name))
+    await projector.build(projection, await store.alias(projection.name), "requested")
 
 
 async def rebuild_all(store: ProjectionStore, feed: PostgresStore) -> None:
@@ -91,7 +91,9 @@ async def rebuild_all(store: ProjectionStore, feed: PostgresStore) -> None:
     projections = fresh()
     projector = Projector(projections, store, feed, grace=0)
     live = [await store.alias(p.name) for p in projections]
-    await asyncio.gather(*(projector.build(p, n) for p, n in zip(projections, live, strict=True)))
+    await asyncio.gather(
+        *(projector.build(p, n, "requested") for p, n in zip(projections, live, strict=True))
+    )
 
 
 class Timing:

@@ -126,8 +126,7 @@ def _seated(doc: Doc, data: SeatClaimed | SeatReleased) -> Doc:
     names = list(doc["names"])
     bots = list(doc.get("bots") or [""] * len(names))
     if 0 <= data.seat < len(names):
-        claimed = isinstance(data, SeatClaimed)
-        names[data.seat] = data.name if claimed else None
+        names[data.seat] = data.name if isinstance(data, SeatClaimed) else None
         bots[data.seat] = data.bot if isinstance(data, SeatClaimed) else ""
     return doc | {"names": names} | ({"bots": bots} if any(bots) else {})
 

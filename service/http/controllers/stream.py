@@ -143,7 +143,7 @@ class StreamController(Controller):
         if record.finished and start >= record.version:
             return Response(None, status_code=204)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        if request.scope.get(HEAD):  # type: ignore[misc]  # headers only, not for ever
+        if request.scope.get(HEAD):  # headers only, not for ever
             return Stream((), media_type=EVENT_STREAM, headers=headers)
         if not stream_slots.take(request.scope):  # given back when the request ends
             raise ApiError(
