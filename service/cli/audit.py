@@ -35,7 +35,7 @@ async def _read(
     every one the installation registered in the store (None: no receipts to check)."""
     from events.store import open_store
     from service.audit.keys import accepted_keys
-    from service.play.games import stream_id
+    from service.play.loading import stream_id
 
     store = await open_store(database_url, data_dir, pool_min_size=1, pool_max_size=1)
     try:

@@ -18,14 +18,16 @@ from service.contract.schemas import SeatInfo
 EXPORT_FORMAT: Final = "fairway-game-export/1"
 
 
-class GridRulesRecord(GridRules, tag_field="family", tag="grid", forbid_unknown_fields=True):
+class GridRulesRecord(
+    GridRules, frozen=True, tag_field="family", tag="grid", forbid_unknown_fields=True
+):
     """The rules record of a grid variant, as its decider holds it. An export's records are
     read strictly (a field this verifier does not know is refused, not ignored): a mangled
     key must not pass as the default it would otherwise fall back to."""
 
 
 class SheddingRulesRecord(
-    SheddingRules, tag_field="family", tag="shedding", forbid_unknown_fields=True
+    SheddingRules, frozen=True, tag_field="family", tag="shedding", forbid_unknown_fields=True
 ):
     """Tens-shedding's rules with every option filled in."""
 

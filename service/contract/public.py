@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import msgspec
 
@@ -115,7 +115,10 @@ def project(shapes: tuple[Shape, ...]) -> tuple[type[msgspec.Struct], ...]:
 
 
 PUBLIC_EVENTS = project(SHAPES)
-Event = Union[PUBLIC_EVENTS]  # type: ignore[valid-type]  # noqa: UP007
+if TYPE_CHECKING:  # a checker cannot read a Union built from a computed tuple
+    Event = msgspec.Struct
+else:
+    Event = Union[PUBLIC_EVENTS]  # noqa: UP007
 """Every event of the feed, tagged by `type`."""
 
 TOURNAMENT_EVENTS = project(

@@ -22,14 +22,14 @@ import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-ALGORITHM = "Ed25519"
+ALGORITHM: Final = "Ed25519"
 DOMAIN = b"fairway-receipt-v1\x00"
 KEY_FILE_NAME = "receipt-key"
 """The generated key's file in the data directory (base64 of the 32-byte seed)."""

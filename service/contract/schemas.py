@@ -5,7 +5,7 @@ standings' bodies in their own modules."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
@@ -36,7 +36,10 @@ LegalAction = GridAction | SheddingOption
 """An action a seat may take now, tagged by `type`: a grid action as it is to be posted, or
 a Tens-shedding option that describes a set of actions (docs/API.md, "Legal actions")."""
 OptionName = Literal["turn_limit", "hands", "grab_min", "grab_max", "turn_seconds"]
-EventType = Literal[tuple(e.__struct_config__.tag for e in PUBLIC_EVENTS)]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # a checker cannot read a Literal built from a computed tuple
+    EventType = str
+else:
+    EventType = Literal[tuple(e.__struct_config__.tag for e in PUBLIC_EVENTS)]
 """The `type` of every event of the feed."""
 Score = LayoutScore | RemainingScore
 """A grid layout's score (columns and combos) or Tens-shedding's remaining cards, tagged by

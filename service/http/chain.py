@@ -21,7 +21,8 @@ from events.codec import GENESIS_HASH
 from events.schema.lobby import TurnPlayedFor
 from service.contract import schemas as s
 from service.contract.public import to_public
-from service.play.games import GameService, stream_id
+from service.play.games import GameService
+from service.play.loading import stream_id
 from service.play.record import Entry, GameRecord
 
 

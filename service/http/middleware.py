@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 import structlog
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.contract.problems import ALL_CODES, PROBLEM_JSON, Problem
@@ -57,11 +58,12 @@ class ClientAddresses:
         )
 
     def __call__(self, scope: Scope) -> str:
-        if not scope.get("client"):
+        connected = scope.get("client")
+        if not connected:
             return "unknown"
         if not self.trusted:  # the common case: the peer is the client
-            return _peer_key(scope["client"][0])
-        peer = _address(scope["client"][0])
+            return _peer_key(connected[0])
+        peer = _address(connected[0])
         if peer is None:
             return "unknown"
         client = peer
@@ -158,7 +160,7 @@ def make_middleware(
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http":
+            if scope["type"] != ScopeType.HTTP:
                 await app(scope, receive, send)
                 return
             path: str = scope["path"]
@@ -186,7 +188,7 @@ def make_middleware(
                         (b"x-request-id", request_id.encode()),
                     ]
                 elif method == "HEAD" and message["type"] == "http.response.body":
-                    message = {**message, "body": b""}  # type: ignore[typeddict-item]
+                    message = {**message, "body": b""}
                 await send(message)
 
             client = scope[CLIENT] = client_of(scope)  # type: ignore[literal-required]

@@ -14,7 +14,7 @@ from litestar.params import HeaderParameter, Parameter
 from service.contract.problems import ApiError
 from service.tournaments.duplicate import DuplicateGate
 
-SEAT_TOKEN = [{"seatToken": []}]
+SEAT_TOKEN: list[dict[str, list[str]]] = [{"seatToken": []}]
 # `(?![\s\S])`, the end of the text: `$` would also let a final newline through.
 GameId = Annotated[str, Parameter(pattern=r"^[0-9a-f]{16}(?![\s\S])", description="The game's id")]
 IdempotencyKey = Annotated[

@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.types import ExceptionHandlersMap
 
 from domain.errors import RuleViolation
 from events.store import (
@@ -171,7 +172,7 @@ def _cursor(request: Request[Any, Any, Any], exc: InvalidCursor) -> Response[Pro
     return problem_response(request, 400, "invalid_request", str(exc), errors=errors)
 
 
-EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     ApiError: _api_error,
     RuleViolation: _rule_violation,
     ValidationException: _validation,

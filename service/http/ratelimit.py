@@ -30,6 +30,9 @@ from projections.redis_client import REDIS_ERRORS, redis_client
 from service.ops.logging import log
 from service.ops.metrics import Metrics
 
+_UNANSWERED: tuple[type[BaseException], ...] = (TimeoutError, ValueError, *REDIS_ERRORS)
+"""How asking Redis may fail: the process's own buckets decide until it answers again."""
+
 REDIS_TIMEOUT = 1.0
 """Seconds one take waits for Redis before the process's own bucket decides: the projection
 store's bound (projections/redis_store.py), far above a Redis that answers at all."""
@@ -127,7 +130,7 @@ class SharedBuckets:
                     keys=[f"{self.prefix}:rate:{client}"], args=[repr(self.rate), self.burst]
                 )
                 return float(answer)
-            except (TimeoutError, ValueError, *REDIS_ERRORS) as error:
+            except _UNANSWERED as error:
                 self._asked_again_at = now + PAUSE
                 if now - self._warned_at >= WARN_EVERY:
                     self._warned_at = now

@@ -5,6 +5,7 @@ receipt that an answer which stored events gives."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypedDict
 
 from events.schema.lobby import GameRematched
 from service.contract import schemas as s
@@ -62,7 +63,12 @@ def summary(
     )
 
 
-def links(record: GameRecord, version: int) -> dict[str, str | None]:
+class RematchLinks(TypedDict):
+    rematch_of: str | None
+    rematch: str | None
+
+
+def links(record: GameRecord, version: int) -> RematchLinks:
     """The rematch links as of `version`: the game this one is the rematch of, and this
     one's rematch once `game.rematched` is within `version`."""
     rematch = None

@@ -23,6 +23,7 @@ are read from the projection store at each scrape (service/read/projections.py).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import socket
@@ -257,7 +258,9 @@ class _WorkerProcesses:
         for pid in pids:
             if not Path(f"/proc/{pid}").exists():
                 continue
-            for family in ProcessCollector(pid=lambda pid=pid: pid, registry=None).collect():
+            # `pid` is a callable that returns the process id: a constant one
+            worker = ProcessCollector(pid=functools.partial(int, pid), registry=None)
+            for family in worker.collect():
                 into = merged.setdefault(
                     family.name, Metric(family.name, family.documentation, family.type)
                 )

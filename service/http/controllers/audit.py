@@ -37,7 +37,8 @@ from service.contract.receipts import ReceiptsToCheck
 from service.http import docs
 from service.http.controllers.readmodels import held_back, seats_of
 from service.http.params import GameId, Gate, IfNoneMatch, SpectatorDelay, answer
-from service.play.games import GameService, stream_id
+from service.play.games import GameService
+from service.play.loading import stream_id
 from service.read.readmodels import REPLAYS
 from service.read.replay import ReplayRefused, replay_hand
 from service.tournaments.duplicate import peers_in

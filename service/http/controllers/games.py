@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
@@ -10,6 +10,7 @@ from litestar.params import Parameter
 
 from events.schema.common import GameEnded, GameOptions, HandEnded
 from service.contract import schemas as s
+from service.contract.public import HandEndReason
 from service.http import docs
 from service.http.acting import Action, take_action
 from service.http.chain import disclose, feed
@@ -334,7 +335,10 @@ class GameController(Controller):
         version = await gate.visible(record, None, spectator_delay)
         shown = record.entries[:version]
         hands = [
-            s.HandScore(e.event.hand, e.event.reason, e.event.scores, e.event.totals)
+            # the stored reason is one of the four the deciders write (the public type)
+            s.HandScore(
+                e.event.hand, cast(HandEndReason, e.event.reason), e.event.scores, e.event.totals
+            )
             for e in shown
             if isinstance(e.event, HandEnded)
         ]

@@ -274,6 +274,6 @@ def messages(record: GameRecord, viewer: Viewer, first: int, last: int, as_of: i
     """Events `first`..`last` as SSE messages, redacted for `viewer` as of `as_of`."""
     return b"".join(
         b"id: %d\nevent: %s\ndata: %s\n\n"
-        % (entry.version, entry.event.__struct_config__.tag.encode(), _ENCODE.encode(entry))
+        % (entry.version, str(entry.event.__struct_config__.tag).encode(), _ENCODE.encode(entry))
         for entry in feed(record, viewer, first, last, as_of)
     )

@@ -82,10 +82,12 @@ class VariantController(Controller):
                     "invalid_request",
                     'tens-shedding scores a flat list of cards: {"cards": [...]}',
                 )
-            return decider.score(list(data.cards))
+            score: Score = decider.score(list(data.cards))
+            return score
         rows = data.cards
         if len(rows) != 2 or not all(isinstance(row, list) for row in rows):
             raise ApiError(
                 422, "invalid_request", 'a grid layout is two rows: {"cards": [[row 0], [row 1]]}'
             )
-        return decider.score([list(row) for row in rows])
+        layout: Score = decider.score([list(row) for row in rows])
+        return layout
