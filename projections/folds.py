@@ -195,6 +195,13 @@ class GameFolds:
         from the `hand.dealt` of the hand the event belongs to when that is not the first."""
         return self._folded(event)[2].through(event.version)
 
+    def kept(self, event: RecordedEvent) -> tuple[list[tuple[int, Any]], int]:
+        """`history(event)` without its copy: the game's kept events, of which those
+        through `event` are `[: end + 1]` (later ones follow it when the batch took the game
+        further). Read them before the next `prepare`, which may let the earlier ones go."""
+        fold = self._folded(event)[2]
+        return fold.events, event.version - fold.start
+
     def _folded(self, event: RecordedEvent) -> tuple[Decider | None, Any, GameFold]:
         try:
             return self._after[(event.stream_id, event.version)]
@@ -206,12 +213,13 @@ class GameFolds:
     def _let_go(self) -> None:
         """Between batches (the last one's `apply` is done): forget the events no hand
         needs any more, of the games the last batch touched."""
-        touched = {stream_id: fold for (stream_id, _), (_, _, fold) in self._after.items()}
-        self._after.clear()
-        self._reached.clear()
-        for stream_id, fold in touched.items():
-            if self._games.get(stream_id) is fold:
+        after, games = self._after, self._games
+        for stream_id, version in self._reached.items():  # each game's fold at its last event
+            fold = after[(stream_id, version)][2]
+            if games.get(stream_id) is fold:
                 self._weight -= fold.let_go()
+        after.clear()
+        self._reached.clear()
 
     async def _fold_before(self, stream_id: str, version: int) -> GameFold:
         """The game's fold through `version - 1`: from the cache when it is there, else

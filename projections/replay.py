@@ -81,14 +81,18 @@ class Replays:
         game = game_id(event)
         if game is None:
             return ()
-        history = self.folds.history(event)
-        over = _hand_over(history)
+        kept, end = self.folds.kept(event)
+        over = _hand_over(kept, end)
         if over is None:
             return ()  # a lobby event before the game or in a hand in play: not yet
         hand, first = over
-        # The events themselves, not their `to_builtins` copy: the store encodes them to the
-        # same JSON in one pass (converting first was a fifth of this projection's cost).
-        events = [(version, shown(data)) for version, data in history if version >= first]
+        # The kept (version, event) pairs themselves, not their `to_builtins` copy: the store
+        # encodes them to the same JSON in one pass (converting first was a fifth of this
+        # projection's cost); a new pair only for an event `shown` blanks.
+        events = [
+            pair if type(pair[1]) is not SeedChainExtended else (pair[0], shown(pair[1]))
+            for pair in kept[first : end + 1]
+        ]
         return (
             Put(hand_key(game, hand), {"game_id": game, "hand": hand, "events": events}),
             IndexAdd(hands_index(game), str(hand), hand),
@@ -103,12 +107,14 @@ def shown(event: Any) -> Any:
     return event
 
 
-def _hand_over(history: Sequence[tuple[int, Any]]) -> tuple[int, int] | None:
-    """The last hand dealt in `history` and the version its document starts at (its
-    `hand.dealt`, or `game.started` for the first hand), when that hand is over by the end
-    of `history`; None when no hand is dealt or the last one is still in play."""
+def _hand_over(kept: Sequence[tuple[int, Any]], end: int) -> tuple[int, int] | None:
+    """The last hand dealt in `kept[: end + 1]` and where in `kept` its document starts (its
+    `hand.dealt`, or `game.started` for the first hand), when that hand is over by `end`;
+    None when no hand is dealt or the last one is still in play. The kept events of a game
+    follow one another from its first, or from a `hand.dealt` (projections/folds.py)."""
     ended = 0
-    for version, event in reversed(history):
+    for at in range(end, -1, -1):
+        event = kept[at][1]
         kind = type(event)
         if kind is HandEnded and not ended:
             ended = event.hand
@@ -116,11 +122,11 @@ def _hand_over(history: Sequence[tuple[int, Any]]) -> tuple[int, int] | None:
             if event.hand != ended:
                 return None
             if event.hand > 1:
-                return event.hand, version
+                return event.hand, at
             break
     else:
         return None  # nothing dealt yet
-    started = next(v for v, e in history if type(e) is GameStarted)
+    started = next(at for at, (_, e) in enumerate(kept) if type(e) is GameStarted)
     return 1, started
 
 
