@@ -34,6 +34,7 @@ from service.ops.leader import Consumer
 from service.ops.metrics import Metrics
 from service.ops.settings import Settings
 from service.play.games import GameService
+from service.play.loading import stream_id
 from service.read.projections import ProjectionService
 from service.referee.referee import Referee, utc_now
 from service.tournaments.rounds import RoundKeeper
@@ -181,10 +182,21 @@ async def until(holds: Callable[[], bool | Awaitable[bool]]) -> None:
 
 
 async def appended(store: EventStore, games: int) -> Checkpoint:
-    """One append for each of `games` new games (their creation); the feed's head after."""
+    """One append for each of `games` new games (their creation); the feed's head once it
+    shows them. The feed shows an append only once every older transaction on the server
+    has ended (docs/EVENT_STORE.md), and another test's, in another database, may still be
+    open: a head read at once could stand before the appends the consumers go on to read."""
     service = GameService(store, Metrics())
+    last = START
     for _ in range(games):
-        await service.create("golf", 2, GameOptions(hands=1), "one feed")
+        record, _ = await service.create("golf", 2, GameOptions(hands=1), "one feed")
+        [*_, created] = await store.read_stream(stream_id(record.game_id))
+        last = max(last, created.checkpoint)
+
+    async def shown() -> bool:
+        return await store.feed_head() >= last
+
+    await until(shown)
     return await store.feed_head()
 
 
