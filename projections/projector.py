@@ -38,7 +38,6 @@ import structlog
 from events.feed import Feed, SharedFeed
 from events.store.base import RecordedEvent, StoreUnavailable
 from projections.base import Projection, ProjectionsUnavailable
-from projections.batch import Batches
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
 from projections.store import Generation, ProjectionStore
@@ -104,8 +103,6 @@ class Projector:
         self.linger = linger
         self.linger_max = max(linger, linger_max)
         self.observe = observe
-        self.batches = Batches()
-        """The pages its runners read, each looked through once for them all."""
         self.progress = {p.name: Progress() for p in self.projections}
 
     # ---- building ---------------------------------------------------------------------------
@@ -117,7 +114,7 @@ class Projector:
         source = await self.feed.installation()  # before the first read: what it is built from
         fresh = await self.store.begin(name, projection.version, source)
         self._note(name, "rebuilding", replacing, generation_building=fresh.number)
-        runner = Runner(projection, self.store, self.feed, self.batch, self.observe, self.batches)
+        runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         try:
             while await runner.step(fresh.number):
                 self.progress[name].applied = runner.applied
@@ -173,7 +170,6 @@ class Projector:
             return number
         reason, detail = changed
         self.feed.forget()  # pages read from what the feed was
-        self.batches.forget()
         self._emit(
             "projection_feed_changed",
             level="warning",
@@ -268,7 +264,7 @@ class Projector:
         name = projection.name
         number = await self.ensure(projection)
         self._note(name, "running", number)
-        runner = Runner(projection, self.store, self.feed, self.batch, self.observe, self.batches)
+        runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         checked = time.monotonic()
         linger = self.linger
         woke = False

@@ -9,9 +9,7 @@ finds the checkpoint moved and reads again.
 
 The runner, not the projection, checks each stream's version: an event at or below the
 version applied is a redelivery and does nothing; one past the next is a gap, an error that
-stops the projection (it is never skipped). A page that picks up each of its streams right
-after the version applied (the rule) is checked whole, once for all the projector's runners
-(projections/batch.py), and each runner goes only through the events of its `types`.
+stops the projection (it is never skipped).
 
 A projection may also have `async prepare(events, feed)`, awaited before each batch is
 folded: the scoreboard and the replay fold the game's domain state there
@@ -33,14 +31,13 @@ copy of what the event store or its documents say, checked against them before i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from events.feed import Feed
 from events.store.base import Checkpoint, RecordedEvent
 from events.store.unreadable import Unreadable
 from projections.base import Delete, Doc, IndexAdd, Projection, Put
-from projections.batch import Batch, Batches
 from projections.store import Changes, Outcome, ProjectionStore
 
 BATCH = 1000
@@ -82,13 +79,8 @@ class Runner:
         feed: Feed,
         batch: int = BATCH,
         observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
-        batches: Batches | None = None,
     ) -> None:
         self.projection = projection
-        self.batches = batches or Batches()
-        """Where this runner's pages are looked through: the projector's, shared by its
-        runners, so that each page is looked through once for them all."""
-        self.types: frozenset[type] | None = getattr(projection, "types", None)
         self.observe = observe
         """Called with each batch once it is committed (the lag benchmark times them)."""
         self.store = store
@@ -123,10 +115,9 @@ class Runner:
             events = await self._read(start)
             if not events:
                 return 0
-            batch = self.batches.of(start, events)
-            named = self._named(batch.of(self.types))
+            named = self._named(events)
             keys = list(dict.fromkeys(k for each in named for k in each))
-            streams = list(batch.first)
+            streams = list(dict.fromkeys(e.stream_id for e in events))
             if self._known_at != start:
                 self._forget()
             if not await self._fetch(number, start, keys, streams):
@@ -134,7 +125,7 @@ class Runner:
             prepare = getattr(self.projection, "prepare", None)
             if prepare is not None:  # a projection that folds the domain beside the feed
                 await prepare(events, self.feed)
-            folded = await self._fold_fetching(number, start, batch, keys, streams, named)
+            folded = await self._fold_fetching(number, start, events, keys, streams, named)
             if folded is None:
                 continue  # moved while fetching what the docs named
             changes, applied, docs, versions = folded
@@ -161,7 +152,7 @@ class Runner:
         self,
         number: int,
         start: Checkpoint,
-        batch: Batch,
+        events: Sequence[RecordedEvent],
         keys: list[str],
         streams: list[str],
         named: Sequence[Sequence[str]],
@@ -172,7 +163,7 @@ class Runner:
             docs = {k: self._docs[k] for k in keys}
             versions = {s: self._versions[s] for s in streams}
             try:
-                changes, applied = self.fold(batch, docs, versions, named)
+                changes, applied = self.fold(events, docs, versions, named)
             except MissingDocs as more:
                 keys = [*keys, *more.keys]
                 if not await self._fetch(number, start, more.keys, ()):
@@ -240,84 +231,49 @@ class Runner:
             self._ahead = None
 
     def _named(self, events: Sequence[RecordedEvent]) -> list[Sequence[str]]:
-        """Each event's `keys` (the events of the types the projection reads, when it says:
-        `types`; the others' are never asked)."""
+        """Each event's `keys`; () without asking for an event whose type the projection
+        declares it never reads (`types`)."""
         keys = self.projection.keys
-        return [keys(event) for event in events]
+        wanted: frozenset[type] | None = getattr(self.projection, "types", None)
+        if wanted is None:
+            return [keys(event) for event in events]
+        return [keys(event) if type(event.data) in wanted else () for event in events]
 
     def fold(
         self,
-        events: Sequence[RecordedEvent] | Batch,
+        events: Sequence[RecordedEvent],
         docs: dict[str, Doc | None],
         versions: dict[str, int],
         named: Sequence[Sequence[str]] | None = None,
     ) -> tuple[Changes, int]:
         """The batch's net writes, each event applied to the docs as the batch's earlier
-        events left them, and how many events were applied (not redelivered). `named`: the
-        `keys` of each event of the projection's `types` (of every event, without), when the
-        caller has them already. `MissingDocs` when a `more_keys` named docs that `docs` does
-        not hold (the fold goes on to the end first, to name them all; only the events before
-        the first such are folded truly)."""
-        batch = events if isinstance(events, Batch) else Batch(events)
-        picked = batch.of(self.types)
-        if named is None:
-            named = self._named(picked)
+        events left them, and how many events were applied (not redelivered). `named`: each
+        event's `keys`, when the caller has them already. `MissingDocs` when a `more_keys`
+        named docs that `docs` does not hold (the fold goes on to the end first, to name
+        them all; only the events before the first such are folded truly)."""
         changes = Changes()
-        if batch.follows(versions):  # the rule: no event is redelivered, none is missing
-            versions.update(batch.last)
-            changes.versions.update(batch.last)
-            todo: Iterable[tuple[RecordedEvent, Sequence[str]]] = zip(picked, named, strict=True)
-            applied = len(batch.events)
-        else:
-            todo, applied = self._checked(batch, picked, named, versions, changes.versions)
-        self._apply(todo, docs, changes)
-        return changes, applied
-
-    def _checked(
-        self,
-        batch: Batch,
-        picked: Sequence[RecordedEvent],
-        named: Sequence[Sequence[str]],
-        versions: dict[str, int],
-        moved: dict[str, int],
-    ) -> tuple[list[tuple[RecordedEvent, Sequence[str]]], int]:
-        """Each event's version checked on its own: the events of `picked` to apply (with
-        their keys), and how many of the batch's are applied. A redelivered event (at or
-        below its stream's version) does nothing; one past the next is a `VersionGap`; an
-        unreadable one is passed over (the store has reported it), its version counted."""
-        todo: list[tuple[RecordedEvent, Sequence[str]]] = []
-        applied = 0
-        at = 0  # `picked` is a part of the batch, in its order
-        for event in batch.events:
-            mine = at < len(picked) and picked[at] is event
-            at += mine
+        add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
+        moved = changes.versions
+        apply = self.projection.apply
+        wanted: frozenset[type] | None = getattr(self.projection, "types", None)
+        more = getattr(self.projection, "more_keys", None)
+        if named is None:
+            named = self._named(events)
+        applied_here = 0
+        absent: dict[str, None] = {}
+        for event, keys in zip(events, named, strict=True):
             stream, version = event.stream_id, event.version
-            before = versions.get(stream, 0)
-            if version != before + 1:
-                if version <= before:
+            applied = versions.get(stream, 0)
+            if version != applied + 1:
+                if version <= applied:
                     continue  # redelivered: applied before
-                raise VersionGap(self.projection.name, stream, before, version)
+                raise VersionGap(self.projection.name, stream, applied, version)
             versions[stream] = moved[stream] = version
             if type(event.data) is Unreadable:
                 continue  # the store has reported it; the stream's next rows are applied
-            applied += 1
-            if mine:
-                todo.append((event, named[at - 1]))
-        return todo, applied
-
-    def _apply(
-        self,
-        todo: Iterable[tuple[RecordedEvent, Sequence[str]]],
-        docs: dict[str, Doc | None],
-        changes: Changes,
-    ) -> None:
-        """Apply each event with the docs it names, as the batch's earlier events left them,
-        into `changes`."""
-        add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
-        apply = self.projection.apply
-        more = getattr(self.projection, "more_keys", None)
-        absent: dict[str, None] = {}
-        for event, keys in todo:
+            if wanted is not None and type(event.data) not in wanted:
+                applied_here += 1  # counted and versioned: it writes nothing here
+                continue
             if not keys:  # most events, for the projections that read few docs
                 seen: Mapping[str, Doc | None] = _NO_DOCS
             elif len(keys) == 1:
@@ -344,5 +300,7 @@ class Runner:
                     add(write)
                     if type(write) is Delete:
                         docs[write.key] = None
+            applied_here += 1
         if absent:
             raise MissingDocs(list(absent))
+        return changes, applied_here
