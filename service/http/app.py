@@ -34,14 +34,14 @@ from service.http.controllers.ops import OpsController
 from service.http.controllers.ratings import RatingsController
 from service.http.controllers.readmodels import PlayerController, ReadModelController
 from service.http.controllers.standings import StandingsController
-from service.http.controllers.stream import StreamController, document
+from service.http.controllers.stream import StreamController
 from service.http.controllers.tournaments import TournamentController
 from service.http.controllers.travellers import TravellersController
 from service.http.controllers.variants import VariantController
 from service.http.controllers.web import WebController
 from service.http.lean import lean_actions
 from service.http.middleware import StreamSlots, make_middleware
-from service.http.openapi_doc import complete
+from service.http.openapi_doc import complete_when_built
 from service.http.problems import EXCEPTION_HANDLERS
 from service.http.ratelimit import rate_limit
 from service.live.watch import Watcher
@@ -315,8 +315,7 @@ def create_app(
     middleware = make_middleware(metrics, limiter, stream_slots, settings.trusted_proxies)
     games = lean_actions(app, app.asgi_handler, lambda: holder["games"])  # type: ignore[arg-type, return-value]
     app.asgi_handler = middleware(games)
-    complete(app)
-    document(app.openapi_schema)
+    complete_when_built(app)
     return app
 
 

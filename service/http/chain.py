@@ -39,14 +39,16 @@ def links(
     else:
         before = record.entries[first - 2]
         shown = record.shows_hash(before, viewer, as_of)
-        prev = before.hash.hex() if shown and before.hash else None
+        before_link = record.link(before.version)
+        prev = before_link.hex() if shown and before_link else None
     for entry in record.entries[first - 1 : last]:
         event = record.redact(entry, viewer, as_of)
         whole = event == entry.event or record.hand_over(entry, as_of)
         if isinstance(entry.event, TurnPlayedFor):  # known whole where its move is
             whole = record.knows_whole(entry, viewer, as_of)
         shown = whole or record.shows_hash(entry, viewer, as_of)
-        link = entry.hash.hex() if shown and entry.hash else None
+        stored = record.link(entry.version) if shown else b""
+        link = stored.hex() if stored else None
         yield entry, event, link, prev
         prev = link
 

@@ -15,9 +15,12 @@
   a request body, nor of one the server leaves out (`omit_defaults`): those say their
   default in their description.
 - An answer served in more than one media type (`docs.Negotiated`) lists them all.
+- An event stream's message says what its `data` holds: JSON text of a `FeedEntry`.
 
 Applied once to the app's OpenAPI object, which both the served and the committed document
-come from.
+come from, as Litestar builds it: on the first request for the document (or for
+`fairway openapi`), not at start. Built, it holds about 4 MB for the process's life, in every
+worker, and most workers are never asked for it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar
+from litestar._openapi.plugin import OpenAPIPlugin
 from litestar.openapi.spec import Discriminator, OpenAPI, OpenAPIType, Reference, Schema
 from litestar.routes import HTTPRoute
 
@@ -35,8 +39,31 @@ from service.contract.public import PUBLIC_EVENTS, TOURNAMENT_EVENTS
 from service.http.docs import Negotiated
 
 
-def complete(app: Litestar) -> None:
-    openapi = app.openapi_schema
+class _Completing(OpenAPIPlugin):
+    """Litestar's OpenAPI plugin, which builds the document when first asked for it and
+    keeps it; this one completes it as it builds it."""
+
+    __slots__ = ()
+
+    def _build_openapi(self) -> OpenAPI:
+        openapi = super()._build_openapi()
+        complete(self.app, openapi)
+        return openapi
+
+
+def complete_when_built(app: Litestar) -> None:
+    """Have the app's document completed when it is built.
+
+    Litestar makes its own plugin (one with no hook after the build) in the app's
+    constructor, so the plugin made is given this subclass, which adds no state to it.
+    """
+    plugin = app.plugins.get(OpenAPIPlugin)
+    if type(plugin) is not OpenAPIPlugin or plugin._openapi is not None:
+        raise RuntimeError("complete_when_built: call it once, before the document is built")
+    plugin.__class__ = _Completing
+
+
+def complete(app: Litestar, openapi: OpenAPI) -> None:
     _negotiated(app, openapi)
     schemas: dict[str, Any] = dict(openapi.components.schemas or {})  # type: ignore[union-attr]
 
@@ -77,6 +104,7 @@ def complete(app: Litestar) -> None:
         _check_as_msgspec_does(schemas[name], structs[name])
         if name in sent or config.omit_defaults:
             _defaults_in_words(schemas[name])
+    _stream_data(openapi)  # after the field checks, which would write `data` again
 
 
 def _nodes(root: Any) -> Iterator[Any]:
@@ -120,6 +148,17 @@ def _negotiated(app: Litestar, openapi: OpenAPI) -> None:
                     if operation is not None:
                         answer = operation.responses[str(status)]
                         answer.content = {**(answer.content or {}), **spec.also}
+
+
+def _stream_data(openapi: OpenAPI) -> None:
+    """Say what an event stream message's `data` holds: JSON text of a `FeedEntry` (the JSON
+    Schema way for string-encoded content, which OpenAPI 3.2 uses for event streams)."""
+    message = (openapi.components.schemas or {}).get("StreamMessage")
+    if isinstance(message, Schema) and message.properties:
+        data = message.properties["data"]
+        if isinstance(data, Schema):
+            data.content_media_type = "application/json"
+            data.content_schema = Reference(ref="#/components/schemas/FeedEntry")
 
 
 def _sent(openapi: OpenAPI, schemas: dict[str, Any]) -> set[str]:

@@ -87,7 +87,7 @@ class GameService:
     def receipt(self, record: GameRecord, version: int) -> Receipt:
         """The service's signed word on the game's chain hash at `version` (deterministic:
         a replayed answer carries the same receipt)."""
-        return sign(self.receipt_key, record.game_id, version, record.entries[version - 1].hash)
+        return sign(self.receipt_key, record.game_id, version, record.link(version))
 
     # ---- the lobby -------------------------------------------------------------------
 

@@ -34,7 +34,6 @@ from typing import Annotated, Any, cast
 import msgspec
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency
-from litestar.openapi.spec import OpenAPI, Reference, Schema
 from litestar.params import HeaderParameter, Parameter
 from litestar.response import Stream
 
@@ -86,18 +85,6 @@ After = Annotated[
 ]
 
 _ENCODE = msgspec.json.Encoder()
-
-
-def document(openapi: OpenAPI) -> None:
-    """Say in the document what a message's `data` holds: JSON text of a `FeedEntry` (the
-    JSON Schema way for string-encoded content, which OpenAPI 3.2 uses for event streams)."""
-    schemas = openapi.components.schemas or {}
-    message = schemas.get("StreamMessage")
-    if isinstance(message, Schema) and message.properties:
-        data = message.properties["data"]
-        if isinstance(data, Schema):
-            data.content_media_type = "application/json"
-            data.content_schema = Reference(ref="#/components/schemas/FeedEntry")
 
 
 class StreamController(Controller):

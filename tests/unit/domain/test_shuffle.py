@@ -132,3 +132,11 @@ def test_the_documented_rebuilt_stock() -> None:
     )
     assert state.stream_position == 81
     assert state.piles == (("2C",), ("JS",))
+
+
+def test_every_deck_made_holds_the_same_card_strings() -> None:
+    """A live game keeps its deck (in its state, and in each projection's fold of it): made
+    once, its 52 strings are shared by every game, not made again for each deal."""
+    one, two = make_deck(1), make_deck(2, jokers=2)
+    assert two[:52] == two[52:104] == one
+    assert all(a is b is c for a, b, c in zip(one, two[:52], two[52:104], strict=True))

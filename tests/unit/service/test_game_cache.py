@@ -105,3 +105,14 @@ def test_folding_an_event_twice_is_a_no_op_and_a_gap_is_an_error() -> None:
     assert record.weight == RECORD_OVERHEAD + 2
     with pytest.raises(ValueError, match="version 4 after 2"):
         record.apply(4, SeatClaimed(3, "p3", ""), {})
+
+
+def test_a_record_gives_each_events_chain_link_as_folded() -> None:
+    links = [bytes([n]) * 32 for n in (1, 2, 3)]
+    record = GameRecord.begin("g", GameCreated("golf", 10, GameOptions(), "", ""), links[0])
+    record.apply(2, SeatClaimed(0, "p0", ""), {}, links[1])
+    record.apply(3, SeatClaimed(1, "p1", ""), {})  # an append that did not report its link
+    record.apply(4, SeatClaimed(2, "p2", ""), {}, links[2])
+    assert [record.link(v) for v in (1, 2, 3, 4)] == [links[0], links[1], b"", links[2]]
+    with pytest.raises(ValueError, match="a chain link of 5 bytes"):
+        record.apply(5, SeatClaimed(3, "p3", ""), {}, b"short")
