@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
         for step in (
             [BIN / "ruff", "check", "."],
             [BIN / "ruff", "format", "--check", "."],
-            [BIN / "mypy", "domain", "events"],
+            [BIN / "mypy", "domain", "events", "service", "projections"],
             [BIN / "fairway", "openapi", "--check"],
         ):
             print(

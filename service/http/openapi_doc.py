@@ -65,7 +65,7 @@ def complete_when_built(app: Litestar) -> None:
 
 def complete(app: Litestar, openapi: OpenAPI) -> None:
     _negotiated(app, openapi)
-    schemas: dict[str, Any] = dict(openapi.components.schemas or {})  # type: ignore[union-attr]
+    schemas: dict[str, Any] = dict(openapi.components.schemas or {})
 
     def tag_of(member: Reference) -> tuple[str, str] | None:
         target = schemas.get(member.ref.rsplit("/", 1)[-1])
