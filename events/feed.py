@@ -63,7 +63,7 @@ class Feed(Protocol):
 
 
 MOMENT: Final = 0.1
-"""Seconds for which the store's id and head, once read, answer those who ask again."""
+"""Seconds for which the store's id, once read, answers those who ask again."""
 
 
 class Signalled(Feed, Protocol):
@@ -237,13 +237,15 @@ class SharedFeed:
 
     async def source_head(self) -> Checkpoint:
         """The head of the store the feed follows (`EventStore.source_head`: the primary's,
-        for a feed read from a replica); a feed that does not say is its own source. One look
-        shared by those who ask within `MOMENT`: the projector's runners check that the feed
-        has not gone back (a head read a moment ago is one that much older, and the feed
-        only grows)."""
-        source_head = getattr(self.feed, "source_head", None) or self.feed.feed_head
-        head = await self._at_once("source_head", source_head)
-        assert isinstance(head, Checkpoint)
+        for a feed read from a replica); a feed that does not say is its own source. Asked
+        anew each time, never shared: the projector takes a head behind the checkpoint its
+        generation has applied for a feed that went back, and rebuilds; a head read a moment
+        before that checkpoint's read may be behind it (the shared answer did that: spurious
+        rebuilds of the lobby, the replay and the ratings under load)."""
+        source_head = getattr(self.feed, "source_head", None)
+        if source_head is None:
+            return await self.feed.feed_head()
+        head: Checkpoint = await source_head()
         return head
 
     async def _at_once(self, name: str, ask: Callable[[], Awaitable[object]]) -> object:
