@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from events.store import EventStore, close_feed, open_feed, open_store
+from service.ops import collector
 from service.ops.logging import configure_logging, log
 from service.ops.metrics import Metrics
 from service.ops.settings import Settings
@@ -30,6 +31,7 @@ def run_consumer(name: str, make: Make, pool_size: Callable[[Settings], int] = l
     `<name>_stopped`. `pool_size`: the primary's connections (the feed has two of its own)."""
     settings = Settings.from_env()
     configure_logging(settings.log_level, settings.log_format)
+    collector.settle()
     return asyncio.run(_main(name, make, pool_size(settings), settings))
 
 

@@ -15,6 +15,7 @@ from events.store import close_feed, open_feed, open_store
 from projections.catalog import PROJECTIONS, by_name, fresh
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
+from service.ops import collector
 from service.ops.logging import configure_logging, log
 from service.ops.settings import Settings
 
@@ -35,6 +36,7 @@ def run_projector(rebuild: str | None) -> int:
             print(f"fairway projector: {error.args[0]}", file=sys.stderr)
             return 2
     configure_logging(settings.log_level, settings.log_format)
+    collector.settle()
     return asyncio.run(_main(settings, rebuild))
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -45,6 +44,7 @@ from service.http.openapi_doc import complete_when_built
 from service.http.problems import EXCEPTION_HANDLERS
 from service.http.ratelimit import rate_limit
 from service.live.watch import Watcher
+from service.ops import collector
 from service.ops.background import Background
 from service.ops.logging import configure_logging, log
 from service.ops.metrics import Metrics
@@ -351,8 +351,5 @@ def receipt_key(settings: Settings) -> ReceiptKey:
 def create_app_from_env() -> Litestar:
     """The factory `fairway serve` hands to uvicorn (one per worker process)."""
     app = create_app(Settings.from_env())
-    # Everything allocated so far lives as long as the process: move it out of the
-    # collector's sweeps, which otherwise revisit it on every full collection.
-    gc.collect()
-    gc.freeze()
+    collector.settle()  # what start-up built lives as long as the process
     return app
