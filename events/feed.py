@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Protocol
 
 from events.store.base import START, Checkpoint, RecordedEvent
 
@@ -62,20 +61,6 @@ class Feed(Protocol):
         ...
 
 
-MOMENT: Final = 0.1
-"""Seconds for which the store's id, once read, answers those who ask again."""
-
-
-class Signalled(Feed, Protocol):
-    """A feed whose reader can spare a wait its first look (`EventStore.wake_signal`)."""
-
-    def wake_signal(self) -> asyncio.Event: ...
-
-    async def wait_for_events(
-        self, after: Checkpoint, timeout: float, since: asyncio.Event | None = None
-    ) -> bool: ...
-
-
 @dataclass(eq=False)
 class _Wait:
     """One wait for the store's next append after a checkpoint, and who waits on it."""
@@ -97,10 +82,6 @@ class SharedFeed:
         """When a wait after each of the last few checkpoints woke (the feed holds an event
         after it since then)."""
         self._lingers: dict[tuple[Checkpoint, float], asyncio.Future[None]] = {}
-        self._ends: OrderedDict[Checkpoint, asyncio.Event] = OrderedDict()
-        """For the last few checkpoints a read ended at (the feed's end then), the store's
-        wake signal taken before that read: a wait after it need not look until it is set."""
-        self._shared: dict[str, tuple[float, asyncio.Task[object]]] = {}
 
     @classmethod
     def of(cls, feed: Feed) -> SharedFeed:
@@ -114,7 +95,7 @@ class SharedFeed:
         if kept is not None and _serves(*kept, limit):
             task = kept[1]
         else:
-            task = asyncio.ensure_future(self._read(after, limit))
+            task = asyncio.ensure_future(self.feed.read_feed(after, limit))
             task.add_done_callback(_retrieved)
             self._pages[after] = (limit, task)
             self._pages.move_to_end(after)
@@ -124,20 +105,6 @@ class SharedFeed:
         if not page:  # (a feed that went back: what woke a wait after `after` is gone)
             self._woke.pop(after, None)
         return page[:limit]
-
-    async def _read(self, after: Checkpoint, limit: int) -> list[RecordedEvent]:
-        """One read of the store; a page that ran short ends at the feed's end, which is
-        noted with the wake signal taken before it (`EventStore.wake_signal`)."""
-        wake_signal = getattr(self.feed, "wake_signal", None)
-        signal = wake_signal() if wake_signal is not None else None
-        page = await self.feed.read_feed(after, limit)
-        if signal is not None and len(page) < limit:
-            end = page[-1].checkpoint if page else after
-            self._ends[end] = signal
-            self._ends.move_to_end(end)
-            while len(self._ends) > self._keep:
-                self._ends.popitem(last=False)
-        return page
 
     # ---- waits ------------------------------------------------------------------------------
 
@@ -203,13 +170,7 @@ class SharedFeed:
         return wait.task.result()  # a failure reaches every waiter
 
     async def _wait(self, after: Checkpoint, timeout: float) -> float | None:
-        since = self._ends.get(after)
-        if since is not None:  # a read found the feed's end here: the store waits before looking
-            feed: Signalled = self.feed  # type: ignore[assignment]  # _read found wake_signal
-            news = await feed.wait_for_events(after, timeout, since)
-        else:
-            news = await self.feed.wait_for_events(after, timeout)
-        if not news:
+        if not await self.feed.wait_for_events(after, timeout):
             return None
         woke = asyncio.get_running_loop().time()
         self._woke[after] = woke
@@ -229,41 +190,22 @@ class SharedFeed:
         return await self.feed.feed_head()
 
     async def installation(self) -> str:
-        """The store's id, one look shared by those who ask within `MOMENT` (each of the
-        projector's runners checks it every poll)."""
-        found = await self._at_once("installation", self.feed.installation)
-        assert isinstance(found, str)
-        return found
+        return await self.feed.installation()
 
     async def source_head(self) -> Checkpoint:
         """The head of the store the feed follows (`EventStore.source_head`: the primary's,
-        for a feed read from a replica); a feed that does not say is its own source. Asked
-        anew each time, never shared: the projector takes a head behind the checkpoint its
-        generation has applied for a feed that went back, and rebuilds; a head read a moment
-        before that checkpoint's read may be behind it (the shared answer did that: spurious
-        rebuilds of the lobby, the replay and the ratings under load)."""
+        for a feed read from a replica); a feed that does not say is its own source."""
         source_head = getattr(self.feed, "source_head", None)
         if source_head is None:
             return await self.feed.feed_head()
         head: Checkpoint = await source_head()
         return head
 
-    async def _at_once(self, name: str, ask: Callable[[], Awaitable[object]]) -> object:
-        """`ask()`, or the answer of one asked less than `MOMENT` ago (or still asking)."""
-        now = asyncio.get_running_loop().time()
-        kept = self._shared.get(name)
-        if kept is None or now - kept[0] > MOMENT or _failed(kept[1]):
-            kept = self._shared[name] = (now, asyncio.ensure_future(ask()))
-            kept[1].add_done_callback(_retrieved)
-        return await asyncio.shield(kept[1])
-
     def forget(self) -> None:
         """Drop the pages and wake-ups kept: the feed is another store's, or went back, so
         a page read after a checkpoint may read otherwise now, or nothing follow it."""
         self._pages.clear()
         self._woke.clear()
-        self._ends.clear()
-        self._shared.clear()
 
     async def read_stream(
         self,
@@ -284,10 +226,6 @@ def _serves(read: int, task: asyncio.Task[list[RecordedEvent]], limit: int) -> b
     if not task.done():
         return read >= limit
     return not task.cancelled() and task.exception() is None and len(task.result()) >= limit
-
-
-def _failed(task: asyncio.Task[object]) -> bool:
-    return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 def _retrieved(task: asyncio.Task[object]) -> None:

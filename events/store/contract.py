@@ -183,31 +183,15 @@ class EventStore(abc.ABC):
         head = verify_chain(stream_id, 1, GENESIS_HASH, rows)
         return VerifiedStream(stream_id, len(rows), head)
 
-    def wake_signal(self) -> asyncio.Event:
-        """What the next wake-up of waiters sets. A reader that takes it before a read of
-        the feed that ended at a checkpoint hands it to `wait_for_events` after that
-        checkpoint, which then need not look before the signal is set: nothing appended
-        since the read began has woken anyone (a listener that starts, or reconnects, wakes
-        every waiter, as something may have been appended while it was away)."""
-        return self._appended
-
-    async def wait_for_events(
-        self, after: Checkpoint, timeout: float, since: asyncio.Event | None = None
-    ) -> bool:
-        """Wait until the feed holds an event after `after`; False when `timeout` passes.
-        `since`: the `wake_signal()` taken before a read that found nothing after `after`;
-        until it is set (or the poll interval passes) there is nothing new to look for, so
-        the first look waits for it. A paced service, whose readers catch up after every
-        append, would otherwise look once more at every wait than it reads."""
+    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
+        """Wait until the feed holds an event after `after`; False when `timeout` passes."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         await self._start_listening()
-        if since is None or since.is_set():
-            since = self._appended  # taken before looking, so no wake-up falls between
+        while True:
+            signal = self._appended  # taken before looking, so no wake-up falls between
             if await self.read_feed(after, limit=1):
                 return True
-        signal = since  # nothing appended since the look (or the caller's read) woke anyone
-        while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return False
@@ -217,11 +201,6 @@ class EventStore(abc.ABC):
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(min(remaining, self._poll_interval)):
                     await signal.wait()
-            if not signal.is_set() and loop.time() >= deadline:
-                return False  # not woken: nothing to look for before the next poll
-            signal = self._appended  # woken, or polling (a lost notification): look
-            if await self.read_feed(after, limit=1):
-                return True
 
     def _wake_waiters(self) -> None:
         signal, self._appended = self._appended, asyncio.Event()

@@ -150,13 +150,9 @@ class ReplicaStore(PostgresStore):
         self._woke_at = asyncio.get_running_loop().time()
         self._wake_waiters()
 
-    async def wait_for_events(
-        self, after: Checkpoint, timeout: float, since: asyncio.Event | None = None
-    ) -> bool:
+    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
         """As on the primary, but a wake-up means the standby shows the news shortly, not
-        yet: after one, look again soon and then less and less often. `since` is not used:
-        an append the primary woke us for before a read may not have been replayed by it,
-        so every wait looks first."""
+        yet: after one, look again soon and then less and less often."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         await self._start_listening()

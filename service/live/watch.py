@@ -195,13 +195,12 @@ class Watcher:
                 if checkpoint is None:
                     checkpoint = await self.store.feed_head()
                     self._following.set()
-                since = self.store.wake_signal()  # an empty read is then the wait's look
                 page = await self.store.read_feed(checkpoint, limit=FEED_PAGE)
                 if page:
                     checkpoint = page[-1].checkpoint
                     self._announce(page)
                 else:
-                    await self.store.wait_for_events(checkpoint, self.idle_check, since)
+                    await self.store.wait_for_events(checkpoint, self.idle_check)
                 pause = 0.1
             except Exception as error:  # a watcher that died would leave every stream deaf
                 if isinstance(error, StoreError):

@@ -18,9 +18,7 @@ from events.migrate import migrate
 from events.schema import EVENT_TYPES
 from events.schema.common import GameOptions, GameStarted, HandDealt
 from events.store import (
-    START,
     ChainBroken,
-    Checkpoint,
     ConcurrencyError,
     EmbeddedStore,
     EventIdConflict,
@@ -29,7 +27,6 @@ from events.store import (
     InvalidStreamId,
     NewEvent,
     PostgresStore,
-    RecordedEvent,
     StreamInfo,
     Unreadable,
     UnreadableEvent,
@@ -344,44 +341,6 @@ async def test_waiting_for_events_wakes_on_an_append(make_store: MakeStore) -> N
     await writer.append(stream(), 0, [new()])
 
     assert await asyncio.wait_for(waiting, 20) is True
-
-
-async def test_a_wait_after_a_read_that_found_the_end_looks_only_after_a_wake_up(
-    make_store: MakeStore,
-) -> None:
-    """Given the wake signal taken before a read that found nothing, a wait does not read
-    the feed again until something wakes it (the read was its look), and still wakes for
-    an append made between that read and the wait."""
-    reader = await make_store(poll_interval=5.0)
-    writer = await make_store()
-    head = await settled_checkpoint(reader)
-    if isinstance(reader, PostgresStore):  # its listener up first: starting, it wakes all
-        started = reader.wake_signal()
-        await reader.wait_for_events(head, timeout=0.01)
-        await asyncio.wait_for(started.wait(), 30)
-    looks: list[int] = []
-    read_feed = reader.read_feed
-
-    async def counted(after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
-        looks.append(limit)
-        return await read_feed(after, limit)
-
-    reader.read_feed = counted  # type: ignore[method-assign]
-
-    since = reader.wake_signal()
-    assert await read_feed(head) == []
-    assert await reader.wait_for_events(head, timeout=0.2, since=since) is False
-    # No look unless woken meanwhile (on PostgreSQL, the marker's NOTIFY may come late);
-    # without `since`, one look, finding nothing.
-    assert looks == ([1] if since.is_set() else [])
-    looks.clear()
-    assert await reader.wait_for_events(head, timeout=0.2) is False
-    assert looks == [1]
-
-    since = reader.wake_signal()
-    assert await read_feed(head) == []
-    await writer.append(stream(), 0, [new()])  # before the wait: its wake-up is not lost
-    assert await asyncio.wait_for(reader.wait_for_events(head, 20, since), 30) is True
 
 
 # ---- lists, hash chain, durability ----------------------------------------------------------
