@@ -32,6 +32,19 @@ def test_the_documented_test_vector() -> None:
     assert commitment(SEED) == "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
 
 
+def test_a_shuffle_draws_the_words_of_below_in_order() -> None:
+    # `shuffled` writes the words and the rejection out in one loop, for speed: the same
+    # swaps, and the stream left where `below` would leave it, from any position.
+    for position in (0, 1, 7, 1000):
+        for size in (0, 1, 2, 13, 52, 108):
+            items = list(range(size))
+            out, stream = list(items), Stream(SEED, position)
+            for i in range(size - 1, 0, -1):
+                j, stream = stream.below(i + 1)
+                out[i], out[j] = out[j], out[i]
+            assert Stream(SEED, position).shuffled(items) == (tuple(out), stream)
+
+
 def test_a_shuffle_is_a_permutation_of_the_deck() -> None:
     deck = make_deck(2, jokers=4)
     shuffled, _ = Stream(SEED).shuffled(deck)
