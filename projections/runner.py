@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from types import MappingProxyType
 
 from events.feed import Feed
@@ -116,8 +117,8 @@ class Runner:
             if not events:
                 return 0
             named = self._named(events)
-            keys = list(dict.fromkeys(k for each in named for k in each))
-            streams = list(dict.fromkeys(e.stream_id for e in events))
+            keys = list(dict.fromkeys(chain.from_iterable(named)))
+            streams = list(dict.fromkeys([e.stream_id for e in events]))
             if self._known_at != start:
                 self._forget()
             if not await self._fetch(number, start, keys, streams):
