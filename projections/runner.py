@@ -270,9 +270,10 @@ class Runner:
                     continue  # redelivered: applied before
                 raise VersionGap(self.projection.name, stream, applied, version)
             versions[stream] = moved[stream] = version
-            if type(event.data) is Unreadable:
+            kind = type(event.data)
+            if kind is Unreadable:
                 continue  # the store has reported it; the stream's next rows are applied
-            if wanted is not None and type(event.data) not in wanted:
+            if wanted is not None and kind not in wanted:
                 applied_here += 1  # counted and versioned: it writes nothing here
                 continue
             if not keys:  # most events, for the projections that read few docs
