@@ -15,10 +15,7 @@ batch waited behind it, and a wait past the statement timeout failed every appen
 
 Each caller's wait is bounded as a lone append's is: a caller still waiting `timeout` after it
 asked gets `StoreUnavailable` (its append may still commit: its outcome is unknown, as after
-any timeout, and a retry with the same event ids lands on the idempotent path). One timer
-watches every waiting caller, set for the oldest one's deadline (the deadlines come in the
-order the callers do): a timer armed and cancelled per append cost more than the rest of the
-queueing together (docs/BENCHMARKS.md).
+any timeout, and a retry with the same event ids lands on the idempotent path).
 """
 
 from __future__ import annotations
@@ -88,10 +85,6 @@ class GroupCommit:
         self._busy = False
         self._drainer: asyncio.Task[None] | None = None
         self._lone: set[asyncio.Task[None]] = set()
-        self._waiting: dict[asyncio.Future[Rows], float] = {}
-        """Each queued caller's future (queued or in flight), oldest first, with its deadline."""
-        self._watch: asyncio.TimerHandle | None = None
-        """Set for the oldest waiting caller's deadline, while any waits."""
 
     async def append(self, stream_id: str, expected: int, prepared: list[PreparedEvent]) -> Rows:
         if not self._busy:  # nothing in flight: go now, alone
@@ -105,26 +98,12 @@ class GroupCommit:
                     self._drain_soon()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Rows] = loop.create_future()
-        deadline = loop.time() + self._timeout
-        self._waiting[future] = deadline
-        if self._watch is None:
-            self._watch = loop.call_at(deadline, self._give_up_late)
+        timer = loop.call_later(self._timeout, _give_up, future, self._timeout)
         self._queue.append(Pending(stream_id, expected, prepared, future))
         try:
             return await future
         finally:
-            del self._waiting[future]
-
-    def _give_up_late(self) -> None:
-        """Fail the callers waiting since `timeout` or longer; watch for the next deadline."""
-        loop = asyncio.get_running_loop()
-        self._watch = None
-        now = loop.time()
-        for future, deadline in list(self._waiting.items()):
-            if deadline > now:  # and so are all that came after it
-                self._watch = loop.call_at(deadline, self._give_up_late)
-                return
-            _give_up(future, self._timeout)
+            timer.cancel()
 
     async def close(self) -> None:
         """Waits for the appends queued or in flight (each ends within its deadline)."""
@@ -132,9 +111,6 @@ class GroupCommit:
             await asyncio.shield(self._drainer)
         if self._lone:  # the drainer, which starts them, has ended
             await asyncio.wait(set(self._lone))
-        if self._watch is not None and not self._waiting:
-            self._watch.cancel()
-            self._watch = None
 
     def _drain_soon(self) -> None:
         self._busy = True
