@@ -34,7 +34,7 @@ async def take_action(
         token,
         data,
         idempotency_key=idempotency_key,
-        request_hash=hashlib.sha256(msgspec.json.encode(data)).hexdigest(),
+        request_hash="" if idempotency_key is None else _request_hash(data),
         if_match=parse_if_match(if_match),
     )
     record, last, seat = outcome.record, outcome.last_version, outcome.actor.seat
@@ -52,3 +52,9 @@ async def take_action(
         receipt=games.receipt(record, last),
     )
     return body, last
+
+
+def _request_hash(data: Action) -> str:
+    """What a retry with the same `Idempotency-Key` must repeat (only a keyed action is
+    compared with an earlier one, so only its hash is worked out)."""
+    return hashlib.sha256(msgspec.json.encode(data)).hexdigest()

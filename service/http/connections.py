@@ -123,6 +123,11 @@ class GuardedProtocol(ConnectionGuard, HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
+        # uvicorn logs each request when its access logger has a handler anywhere up the
+        # tree, and ours propagates to the root's (service/ops/logging.py): it then worked
+        # out every response's client and path for a line the level dropped. The service
+        # logs requests itself (service/http/middleware.py); the config's word decides.
+        self.access_log = bool(config.access_log) and self.access_log
         self.reading: Literal["head", "body", "done"] = "head"
         self.head_bytes = 0
         self.began = False
