@@ -1,15 +1,15 @@
 """The background consumers' lag and reads with one shared feed (issue 19, paced): what the
-followers' linger (service/ops/follower.py) adds between an append's commit and its fold, and
-how many feed reads the consumers of one process make. Prints figures (docs/BENCHMARKS.md,
+shared feed's pace (events/feed.py) adds between an append's commit and its fold, and how
+many feed reads the consumers of one process make. Prints figures (docs/BENCHMARKS.md,
 "One feed for the background consumers"); no test runs it and nothing asserts a duration.
 
     .venv/bin/python benchmarks/follower_lag.py [--rate 800] [--seconds 5] [--rounds 2]
 
 In a throw-away PostgreSQL database, three followers (as the referee, the bots and the round
 keeper) and a projector of the whole catalog in memory follow the feed while games are
-created at `--rate` appends/s (one append each, open loop). Each round runs three set-ups
-interleaved: `apart` (each follower reads the store on its own, no linger: as before),
-`shared, no linger` and `shared` (one `SharedFeed`, the followers' linger). Per set-up: the
+created at `--rate` appends/s (one append each, open loop). Each round runs the set-ups
+interleaved: `shared, unpaced` (one `SharedFeed` with no pace: each wake-up read at once) and
+`shared, paced` (the shared feed's `PACE`, as `fairway serve` runs it). Per set-up: the
 lag from each append's return to the moment each follower folds it (p50, p99, max), and the
 page reads the store served per append.
 """
@@ -31,14 +31,14 @@ from psycopg import conninfo
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from events.feed import SharedFeed  # noqa: E402
+from events.feed import PACE, SharedFeed  # noqa: E402
 from events.migrate import migrate  # noqa: E402
 from events.schema.common import GameOptions  # noqa: E402
 from events.store import START, Checkpoint, PostgresStore, RecordedEvent  # noqa: E402
 from projections.catalog import fresh  # noqa: E402
 from projections.memory import MemoryProjectionStore  # noqa: E402
 from projections.projector import Projector  # noqa: E402
-from service.ops.follower import LINGER, Follower  # noqa: E402
+from service.ops.follower import Follower  # noqa: E402
 from service.ops.metrics import Metrics  # noqa: E402
 from service.play.games import GameService  # noqa: E402
 
@@ -77,13 +77,9 @@ class Timing:
 
 async def run_one(store: PostgresStore, setup: str, rate: float, seconds: float) -> str:
     counting = Counting(store)
-    shared = SharedFeed(counting)  # type: ignore[arg-type]
-    linger = 0.0 if setup != "shared" else LINGER
+    shared = SharedFeed(counting, pace=PACE if setup == "shared, paced" else 0.0)  # type: ignore[arg-type]
     seen: list[dict[str, float]] = [{} for _ in range(3)]
-    followers = [
-        Follower(f"f{i}", counting if setup == "apart" else shared, Timing(s), linger=linger)  # type: ignore[arg-type]
-        for i, s in enumerate(seen)
-    ]
+    followers = [Follower(f"f{i}", shared, Timing(s)) for i, s in enumerate(seen)]
     projector = Projector(fresh(), MemoryProjectionStore(), shared, batch=250, grace=0)
     projecting = asyncio.create_task(projector.run())
     for follower in followers:
@@ -134,7 +130,7 @@ async def main(args: argparse.Namespace) -> None:
         async with await PostgresStore.open(url) as store:
             for round_ in range(args.rounds):
                 print(f"round {round_ + 1}")
-                for setup in ("apart", "shared, no linger", "shared"):
+                for setup in ("shared, unpaced", "shared, paced"):
                     print("  " + await run_one(store, setup, args.rate, args.seconds))
         print(f"load average {os.getloadavg()}")
     finally:
