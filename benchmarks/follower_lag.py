@@ -9,9 +9,11 @@ In a throw-away PostgreSQL database, three followers (as the referee, the bots a
 keeper) and a projector of the whole catalog in memory follow the feed while games are
 created at `--rate` appends/s (one append each, open loop). Each round runs the set-ups
 interleaved: `shared, unpaced` (one `SharedFeed` with no pace: each wake-up read at once) and
-`shared, paced` (the shared feed's `PACE`, as `fairway serve` runs it). Per set-up: the
-lag from each append's return to the moment each follower folds it (p50, p99, max), and the
-page reads the store served per append.
+`shared, paced` (the shared feed's `PACE`, as `fairway serve` runs it); `SETUPS` (names
+joined by `;`) picks others or another order. Per set-up: the
+lag from each append's return to the moment each follower folds it (p50, p99, max), the
+page reads and the waits' looks the store served per append, and this process's CPU per
+append (the appends' own and the consumers': compare the set-ups, not the absolute figure).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from service.ops.follower import Follower  # noqa: E402
 from service.ops.metrics import Metrics  # noqa: E402
 from service.play.games import GameService  # noqa: E402
 
+SETUPS = os.environ.get("SETUPS", "shared, unpaced;shared, paced").split(";")
 DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/test"
 
 
@@ -51,6 +54,14 @@ class Counting:
     def __init__(self, store: PostgresStore) -> None:
         self.store = store
         self.reads = 0
+        self.looks = 0
+        read = store.read_feed
+
+        async def looking(after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
+            self.looks += limit == 1  # a wait's look at the feed (its reads ask for one event)
+            return await read(after, limit)
+
+        store.read_feed = looking  # type: ignore[method-assign]
 
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
         self.reads += 1
@@ -89,7 +100,8 @@ async def run_one(store: PostgresStore, setup: str, rate: float, seconds: float)
         await follower.caught_up.wait()
     await asyncio.sleep(0.5)
     appended: dict[str, float] = {}
-    before = counting.reads
+    before, looked = counting.reads, counting.looks
+    cpu = time.process_time()
     start = time.perf_counter()
     count = int(rate * seconds)
     for i in range(count):
@@ -100,6 +112,9 @@ async def run_one(store: PostgresStore, setup: str, rate: float, seconds: float)
         appended[f"game:{record.game_id}"] = time.perf_counter()
     await asyncio.sleep(0.5)
     reads = counting.reads - before
+    looks = counting.looks - looked
+    del store.read_feed  # the store's own again, for the next set-up's counting
+    cpu = time.process_time() - cpu
     for follower in followers:
         await follower.stop()
     projecting.cancel()
@@ -110,7 +125,8 @@ async def run_one(store: PostgresStore, setup: str, rate: float, seconds: float)
     p99 = lags[int(len(lags) * 0.99)]
     return (
         f"{setup:18} lag p50 {statistics.median(lags):6.2f} ms, p99 {p99:6.2f} ms,"
-        f" max {lags[-1]:6.2f} ms; page reads per append {reads / count:5.2f}"
+        f" max {lags[-1]:6.2f} ms; page reads per append {reads / count:5.2f}, looks"
+        f" {looks / count:5.2f}; CPU per append (appends, consumers) {cpu / count * 1e6:5.0f} us"
         f" ({count} appends in {time.perf_counter() - start:.1f} s)"
     )
 
@@ -130,7 +146,7 @@ async def main(args: argparse.Namespace) -> None:
         async with await PostgresStore.open(url) as store:
             for round_ in range(args.rounds):
                 print(f"round {round_ + 1}")
-                for setup in ("shared, unpaced", "shared, paced"):
+                for setup in SETUPS:
                     print("  " + await run_one(store, setup, args.rate, args.seconds))
         print(f"load average {os.getloadavg()}")
     finally:
