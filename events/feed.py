@@ -17,12 +17,14 @@ are shared:
   lingers as it asks (`linger`: seconds for the appends that follow to gather, so that one
   read serves several), counted from the wake-up, so consumers that linger alike read at the
   same moment, and share that read.
-- The pace: a read that found events and reached the feed's end (a short page) is followed
-  by the next read after the same checkpoint no sooner than `pace` seconds after it ended: a
-  wait after it first sleeps that long, on one timer for all who read it, then looks. So at
-  200 or 800 appends a second the consumers read about once per `pace` (a look and a page),
-  not once or twice per append; a lone append after a quiet spell is read at once, and a
-  page cut to its limit (catching up, a rebuild) is followed at once. No wake-up is lost:
+- The pace: a read that reached the feed's end (a short page) holding events of more than
+  one stream (a stream of appends) is followed by the next read after the same checkpoint no
+  sooner than `pace` seconds after it ended: a wait after it first sleeps that long, on one
+  timer for all who read it, then looks. So at 200 or 800 appends a second the consumers
+  read about once per `pace` (a look and a page), not once or twice per append. One stream's
+  events alone (a lone action after a quiet spell; a consumer's own move read back, as the
+  referee playing out a game's turns one after another) are followed at once, and so is a
+  page cut to its limit (catching up, a rebuild). No wake-up is lost:
   the look after the pace sees whatever was appended during it. Its cost is up to `pace` of
   lag for the background consumers (the projection lag target is 100 ms; the referee's
   clocks and the bots' think times are seconds); the live streams do not read through here.
@@ -44,8 +46,8 @@ from typing import Final, Protocol
 from events.store.base import START, Checkpoint, RecordedEvent
 
 PACE: Final = 0.03
-"""Seconds from a read that reached the feed's end (having found events) to the next read
-after it: see the module's docstring."""
+"""Seconds from a read that reached the feed's end (having found several streams' events)
+to the next read after it: see the module's docstring."""
 
 
 class Feed(Protocol):
@@ -100,8 +102,8 @@ class SharedFeed:
         after it since then)."""
         self._lingers: dict[tuple[Checkpoint, float], asyncio.Future[None]] = {}
         self._ended: OrderedDict[Checkpoint, tuple[float, int]] = OrderedDict()
-        """For the last few checkpoints where a read that found events reached the feed's
-        end: when it ended, and the most events asked by a read that ended there."""
+        """For the last few checkpoints where a read of several streams' events reached the
+        feed's end: when it ended, and the most events asked by a read that ended there."""
 
     @classmethod
     def of(cls, feed: Feed) -> SharedFeed:
@@ -130,11 +132,14 @@ class SharedFeed:
         return page[:limit]
 
     def _read(self, task: asyncio.Task[list[RecordedEvent]], asked: int) -> None:
-        """Note where a read that found events reached the feed's end (`_ended`)."""
+        """Note where a read of several streams' events reached the feed's end (`_ended`)."""
         if task.cancelled() or task.exception() is not None:
             return
         page = task.result()
         if not page or len(page) >= asked:
+            return
+        first = page[0].stream_id
+        if all(event.stream_id == first for event in page):
             return
         end = page[-1].checkpoint
         before = self._ended.pop(end, None)
@@ -147,11 +152,11 @@ class SharedFeed:
 
     async def wait_for_events(self, after: Checkpoint, timeout: float, linger: float = 0.0) -> bool:
         """Wait until the feed holds an event after `after` (True), at most `timeout`
-        seconds (False); joins a wait after the same checkpoint under way. Paced: after a read
-        that reached the feed's end at `after`, no look before `pace` has passed. `linger`: seconds
-        from the wake-up to wait on before returning, for the appends that follow it to
-        gather; consumers woken together that linger alike return together, and then share
-        the read that follows."""
+        seconds (False); joins a wait after the same checkpoint under way. Paced: after a
+        read of several streams' events that reached the feed's end at `after`, no look
+        before `pace` has passed. `linger`: seconds from the wake-up to wait on before
+        returning, for the appends that follow it to gather; consumers woken together that
+        linger alike return together, and then share the read that follows."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         ended = self._ended.get(after)
