@@ -9,10 +9,11 @@ notification), that long, or a `wake()`, whichever comes first.
 It reads and waits through the process's `SharedFeed` (events/feed.py) when it is given one:
 then the referee, the bots, the round keeper and the projector, caught up at one checkpoint,
 share one wait for the next append and one read after it, where each read the store on its own
-after every append; and the shared feed paces them (`PACE`: no read sooner than 30 ms after one
-that reached the feed's end), so that under a steady stream of appends they read a few dozen
-times a second between them, each read gathering the appends since the last, a lag that the
-referee's clocks and the bots' think times (seconds) do not notice. A failure is logged
+after every append; and the shared feed paces them (`PACE`: no read sooner than 30 ms after
+one of several games' events that reached the feed's end), so that under a steady stream of
+appends they read a few dozen times a second between them, each read gathering the appends
+since the last, a lag that the referee's clocks and the bots' think times (seconds) do not
+notice. A failure is logged
 (`<name>_feed_failed` when the store failed, `<name>_failed` with its traceback otherwise) and
 the loop goes on after a back-off (0.1 s, doubling up to 5 s): a consumer that died would leave
 tables unfinished.
