@@ -17,6 +17,20 @@ are shared:
   lingers as it asks (`linger`: seconds for the appends that follow to gather, so that one
   read serves several), counted from the wake-up, so consumers that linger alike read at the
   same moment, and share that read.
+- The pace: a read that reached the feed's end (a short page) holding events of more than
+  one stream (a stream of appends) is followed by the next read after the same checkpoint no
+  sooner than `pace` seconds after it ended: a wait after it first sleeps that long, on one
+  timer for all who read it, then looks. So at 200 or 800 appends a second the consumers
+  read about once per `pace` (a look and a page), not once or twice per append. One stream's
+  events alone (a lone action after a quiet spell; a consumer's own move read back, as the
+  referee playing out a game's turns one after another) are followed at once, and so is a
+  page cut to its limit (catching up, a rebuild). No wake-up is lost:
+  the look after the pace sees whatever was appended during it. Its cost is up to `pace` of
+  lag for the background consumers (the projection lag target is 100 ms; the referee's
+  clocks and the bots' think times are seconds); the live streams do not read through here.
+  The next read after such a checkpoint asks as many events as the largest read that ended
+  there, so that consumers of different page sizes (the projector's and the followers')
+  woken together share it.
 
 A failure of a shared read or wait reaches every consumer that joined it; each handles it on
 its own (backs off and reads again), and the next read or wait asks the store anew.
@@ -27,9 +41,13 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 from events.store.base import START, Checkpoint, RecordedEvent
+
+PACE: Final = 0.03
+"""Seconds from a read that reached the feed's end (having found several streams' events)
+to the next read after it: see the module's docstring."""
 
 
 class Feed(Protocol):
@@ -71,9 +89,10 @@ class _Wait:
 
 
 class SharedFeed:
-    def __init__(self, feed: Feed, keep: int = 8) -> None:
+    def __init__(self, feed: Feed, keep: int = 8, pace: float = PACE) -> None:
         self.feed = feed
         self._keep = keep
+        self.pace = pace
         self._pages: OrderedDict[Checkpoint, tuple[int, asyncio.Task[list[RecordedEvent]]]] = (
             OrderedDict()
         )
@@ -82,6 +101,9 @@ class SharedFeed:
         """When a wait after each of the last few checkpoints woke (the feed holds an event
         after it since then)."""
         self._lingers: dict[tuple[Checkpoint, float], asyncio.Future[None]] = {}
+        self._ended: OrderedDict[Checkpoint, tuple[float, int]] = OrderedDict()
+        """For the last few checkpoints where a read of several streams' events reached the
+        feed's end: when it ended, and the most events asked by a read that ended there."""
 
     @classmethod
     def of(cls, feed: Feed) -> SharedFeed:
@@ -95,9 +117,12 @@ class SharedFeed:
         if kept is not None and _serves(*kept, limit):
             task = kept[1]
         else:
-            task = asyncio.ensure_future(self.feed.read_feed(after, limit))
+            ended = self._ended.get(after)
+            asked = limit if ended is None else max(limit, ended[1])
+            task = asyncio.ensure_future(self.feed.read_feed(after, asked))
             task.add_done_callback(_retrieved)
-            self._pages[after] = (limit, task)
+            task.add_done_callback(lambda done: self._read(done, asked))
+            self._pages[after] = (asked, task)
             self._pages.move_to_end(after)
             while len(self._pages) > self._keep:
                 self._pages.popitem(last=False)
@@ -106,16 +131,40 @@ class SharedFeed:
             self._woke.pop(after, None)
         return page[:limit]
 
+    def _read(self, task: asyncio.Task[list[RecordedEvent]], asked: int) -> None:
+        """Note where a read of several streams' events reached the feed's end (`_ended`)."""
+        if task.cancelled() or task.exception() is not None:
+            return
+        page = task.result()
+        if not page or len(page) >= asked:
+            return
+        first = page[0].stream_id
+        if all(event.stream_id == first for event in page):
+            return
+        end = page[-1].checkpoint
+        before = self._ended.pop(end, None)
+        now = asyncio.get_running_loop().time()
+        self._ended[end] = (now, asked) if before is None else (before[0], max(asked, before[1]))
+        while len(self._ended) > self._keep:
+            self._ended.popitem(last=False)
+
     # ---- waits ------------------------------------------------------------------------------
 
     async def wait_for_events(self, after: Checkpoint, timeout: float, linger: float = 0.0) -> bool:
         """Wait until the feed holds an event after `after` (True), at most `timeout`
-        seconds (False); joins a wait after the same checkpoint under way. `linger`: seconds
-        from the wake-up to wait on before returning, for the appends that follow it to
-        gather; consumers woken together that linger alike return together, and then share
-        the read that follows."""
+        seconds (False); joins a wait after the same checkpoint under way. Paced: after a
+        read of several streams' events that reached the feed's end at `after`, no look
+        before `pace` has passed. `linger`: seconds from the wake-up to wait on before
+        returning, for the appends that follow it to gather; consumers woken together that
+        linger alike return together, and then share the read that follows."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        ended = self._ended.get(after)
+        if ended is not None and self.pace > 0 and ended[0] + self.pace > loop.time():
+            if ended[0] + self.pace >= deadline:  # due to look again before the pace ends
+                await asyncio.sleep(timeout)
+                return False
+            await asyncio.shield(self._lingering(after, ended[0] + self.pace))
         woke = self._woke.get(after)
         while woke is None:
             remaining = deadline - loop.time()
@@ -206,6 +255,7 @@ class SharedFeed:
         a page read after a checkpoint may read otherwise now, or nothing follow it."""
         self._pages.clear()
         self._woke.clear()
+        self._ended.clear()
 
     async def read_stream(
         self,

@@ -45,13 +45,6 @@ from projections.store import Generation, ProjectionStore
 POLL = 0.5
 """Seconds between polls when no notification comes (another process appending to the
 embedded store, a lost NOTIFY), and between checks of the alias when idle."""
-LINGER = 0.01
-"""Seconds a woken projector first waits for more appends before it reads: bigger batches
-under load (fewer round trips per event), at the cost of this much lag."""
-LINGER_MAX = 0.025
-"""The longest linger: while events keep arriving (each read after a linger finds more than
-one), the linger grows by half up to this; a wake-up for a lone event drops it to nothing.
-Bounded so the lag it adds stays well inside the 100 ms target (docs/BENCHMARKS.md)."""
 RETRY_MAX = 5.0
 log = structlog.get_logger("fairway.projections")
 
@@ -89,19 +82,16 @@ class Projector:
         poll: float = POLL,
         batch: int = BATCH,
         grace: float = 2 * ALIAS_TTL,
-        linger: float = LINGER,
-        linger_max: float = LINGER_MAX,
         observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
         self.projections = list(projections)
         self.store = store
         self.feed = SharedFeed.of(feed)  # runners in step share their reads (and, given the
-        # process's shared feed, with its other consumers: events/feed.py)
+        # process's shared feed, with its other consumers), and are paced: under a steady
+        # stream of appends, one read per `PACE` gathers them (events/feed.py)
         self.poll = poll
         self.batch = batch
         self.grace = grace
-        self.linger = linger
-        self.linger_max = max(linger, linger_max)
         self.observe = observe
         self.progress = {p.name: Progress() for p in self.projections}
 
@@ -266,24 +256,15 @@ class Projector:
         self._note(name, "running", number)
         runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         checked = time.monotonic()
-        linger = self.linger
-        woke = False
         while True:
             try:
                 read = await runner.step(number)
             except GenerationGone:
                 return
             self.progress[name].applied = runner.applied
-            if woke:  # this read followed a wake-up (and the linger, if any)
-                linger = self._next_linger(linger, read)
-            woke = False
             if read < self.batch:  # caught up: wait for the next append
                 assert runner.checkpoint is not None
-                # After a wake-up, let the burst that woke us gather: one batch, one round
-                # trip, for the appends of the next few milliseconds (a runner joining a wait
-                # under way takes its linger: the runners wake and read together).
-                if await self.feed.wait_for_events(runner.checkpoint, self.poll, linger):
-                    woke = True
+                await self.feed.wait_for_events(runner.checkpoint, self.poll)
             if time.monotonic() - checked >= self.poll:
                 checked = time.monotonic()
                 if await self.store.alias(name) != number:
@@ -291,14 +272,6 @@ class Projector:
                 meta = await self.store.generation(name, number)
                 if meta is None or await self.feed_changed(meta) is not None:
                     return  # flushed, or the feed went back or is another's: ensure again
-
-    def _next_linger(self, linger: float, read: int) -> float:
-        """The linger after a wake-up whose read found `read` events: longer while events
-        keep arriving (a busy service: fewer, bigger batches, less CPU an event), none after
-        a lone event (a quiet service: its next event is not held back)."""
-        if read <= 1:
-            return 0.0
-        return min(self.linger_max, max(self.linger, linger * 1.5))
 
     # ---- reporting --------------------------------------------------------------------------
 

@@ -4,13 +4,16 @@ global feed with, so that each of them says only what it does with the events.
 The follower reads a page from its checkpoint and hands it to its consumer's `fold`; once it
 has caught up with the feed's head it asks the consumer to `act` on what is due, which answers
 how long to wait at most before looking again; it then waits for the next append (the store's
-notification), that long, or a `wake()`, whichever comes first, and lingers a moment after the
-notification (`LINGER`) so that the appends that follow it are read with it.
+notification), that long, or a `wake()`, whichever comes first.
 
 It reads and waits through the process's `SharedFeed` (events/feed.py) when it is given one:
 then the referee, the bots, the round keeper and the projector, caught up at one checkpoint,
-share one wait for the next append, and the followers (lingering alike) one read after it,
-where each read the store on its own after every append. A failure is logged
+share one wait for the next append and one read after it, where each read the store on its own
+after every append; and the shared feed paces them (`PACE`: no read sooner than 30 ms after
+one of several games' events that reached the feed's end), so that under a steady stream of
+appends they read a few dozen times a second between them, each read gathering the appends
+since the last, a lag that the referee's clocks and the bots' think times (seconds) do not
+notice. A failure is logged
 (`<name>_feed_failed` when the store failed, `<name>_failed` with its traceback otherwise) and
 the loop goes on after a back-off (0.1 s, doubling up to 5 s): a consumer that died would leave
 tables unfinished.
@@ -32,10 +35,6 @@ FEED_PAGE = 1000
 GAME_PREFIX = "game:"
 FIRST_PAUSE = 0.1
 LONGEST_PAUSE = 5.0
-LINGER = 0.004
-"""Seconds a follower woken by an append waits on before it reads: the appends of the next
-few milliseconds come in the same read (at 800 actions/s, three or four), a lag that the
-referee's clocks and the bots' think times (seconds) do not notice."""
 
 
 class Consumer(Protocol):
@@ -98,7 +97,6 @@ class Follower:
         *,
         start_at: Callable[[], Awaitable[Checkpoint]] | None = None,
         page: int = FEED_PAGE,
-        linger: float = LINGER,
     ) -> None:
         """`feed`: the store, or the process's `SharedFeed` around it (the store alone gets
         a shared feed of its own). `start_at`, when given, is asked where to read from
@@ -113,7 +111,6 @@ class Follower:
         """Set once the follower has read the feed up to its head (the start-up scan)."""
         self._start_at = start_at
         self._page = page
-        self._linger = linger
         self._woken = asyncio.Event()
         self._background = Background(f"fairway-{name.replace('_', '-')}", self._run)
 
@@ -163,9 +160,7 @@ class Follower:
             await self._wait(timeout)
 
     async def _wait(self, timeout: float) -> None:
-        waiting = asyncio.ensure_future(
-            self.feed.wait_for_events(self.checkpoint, timeout, self._linger)
-        )
+        waiting = asyncio.ensure_future(self.feed.wait_for_events(self.checkpoint, timeout))
         woken = asyncio.ensure_future(self._woken.wait())
         try:
             await asyncio.wait((waiting, woken), return_when=asyncio.FIRST_COMPLETED)

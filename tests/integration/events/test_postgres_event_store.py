@@ -92,6 +92,33 @@ async def test_an_append_sends_a_notification_after_commit(
     assert got == [CHANNEL]
 
 
+async def test_the_notifications_come_from_a_connection_of_the_notifiers_own(
+    database_url: str,
+) -> None:
+    """Each NOTIFY goes out on one connection kept for it, not a pooled one (which costs
+    twice the client CPU, and there is a NOTIFY for nearly every append at a steady rate);
+    when that connection is lost, the next NOTIFY opens another."""
+    async with (
+        await PostgresStore.open(database_url, min_size=1, max_size=1) as store,
+        await raw(database_url) as listener,
+    ):
+        [(pooled,)] = await store._fetch("SELECT pg_backend_pid()", ())  # the pool's only one
+        await listener.execute(f"LISTEN {CHANNEL}")
+
+        async def notified() -> int:
+            await store.append(stream(), 0, [new()])
+            [got] = [n async for n in listener.notifies(timeout=10.0, stop_after=1)]
+            return got.pid
+
+        senders = {await notified() for _ in range(3)}
+        assert len(senders) == 1
+        [sender] = senders
+        assert sender != pooled
+        async with await raw(database_url) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (sender,))
+        assert await notified() not in (sender, pooled)
+
+
 async def test_a_reader_is_woken_by_notify_not_by_polling(database_url: str) -> None:
     async with (
         await PostgresStore.open(database_url, poll_interval=60) as reader,

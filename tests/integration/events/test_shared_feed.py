@@ -202,3 +202,77 @@ async def test_the_head_is_never_behind_an_event_read_before_asking(feed: Embedd
     await append(feed, "game:h", 1, 1)
     [*_, last] = await shared.read_feed(before)
     assert await shared.source_head() >= last.checkpoint
+
+
+async def test_after_a_read_that_reached_the_end_the_next_look_waits_for_the_pace(
+    feed: EmbeddedStore,
+) -> None:
+    """Under a steady stream of appends the consumers read once per pace, not once per
+    append: a wait after a read that found events and reached the feed's end does not look
+    before the pace has passed; then it looks, and finds what was appended meanwhile."""
+    await append(feed, "game:i", 0, 1)
+    await append(feed, "game:i2", 0, 1)
+    counting = Counting(feed)
+    shared = SharedFeed(counting, pace=2.0)
+    [_, last] = await shared.read_feed(START, 5)
+    waiting = [asyncio.create_task(shared.wait_for_events(last.checkpoint, 30.0)) for _ in range(3)]
+    await append(feed, "game:i", 1, 1)
+    await asyncio.sleep(0.05)
+    assert counting.waits == 0
+    assert not any(task.done() for task in waiting)
+    assert await asyncio.wait_for(asyncio.gather(*waiting), 30) == [True] * 3
+    assert counting.waits == 1  # one look for the three, after the pace
+
+
+async def test_one_games_events_or_a_full_page_are_not_paced(feed: EmbeddedStore) -> None:
+    """Nothing is held back after a quiet spell (the last read found nothing), after a read
+    of one stream's events alone (a lone action; the referee reading back the turn it has
+    just played, to play the next), or while catching up (a page cut to its limit)."""
+    counting = Counting(feed)
+    shared = SharedFeed(counting, pace=60.0)
+    assert await shared.read_feed(START, 5) == []
+    waiting = asyncio.create_task(shared.wait_for_events(START, 30.0))
+    await asyncio.sleep(0.01)
+    await append(feed, "game:j", 0, 2)
+    assert await asyncio.wait_for(waiting, 10) is True
+    [_, own] = await shared.read_feed(START, 5)
+    await append(feed, "game:j", 2, 1)
+    assert await asyncio.wait_for(shared.wait_for_events(own.checkpoint, 30.0), 10) is True
+    await append(feed, "game:j2", 0, 4)
+    [*_, last] = await shared.read_feed(START, 3)
+    assert await asyncio.wait_for(shared.wait_for_events(last.checkpoint, 30.0), 10) is True
+
+
+async def test_a_wait_due_before_the_pace_ends_returns_at_its_timeout_without_looking(
+    feed: EmbeddedStore,
+) -> None:
+    """The referee due to act sooner than the pace is not held to it."""
+    await append(feed, "game:k", 0, 1)
+    await append(feed, "game:k2", 0, 1)
+    counting = Counting(feed)
+    shared = SharedFeed(counting, pace=60.0)
+    [_, last] = await shared.read_feed(START, 5)
+    await append(feed, "game:k", 1, 1)
+    assert await asyncio.wait_for(shared.wait_for_events(last.checkpoint, 0.05), 10) is False
+    assert counting.waits == 0
+
+
+async def test_readers_of_different_page_sizes_at_the_feeds_end_share_the_next_read(
+    feed: EmbeddedStore,
+) -> None:
+    """The projector reads pages of 250, the followers of 1000: caught up at one checkpoint
+    and woken together, the first to ask reads as many as the largest read that ended there,
+    so one read serves both whichever asks first."""
+    await append(feed, "game:l", 0, 1)
+    await append(feed, "game:l2", 0, 1)
+    counting = Counting(feed)
+    shared = SharedFeed(counting, pace=0.0)
+    small = await shared.read_feed(START, 250)
+    big = await shared.read_feed(START, 1000)  # a short page is read again
+    assert small == big
+    assert counting.reads == 2
+    await append(feed, "game:l", 1, 3)
+    end = big[-1].checkpoint
+    small, big = await asyncio.gather(shared.read_feed(end, 250), shared.read_feed(end, 1000))
+    assert counting.reads == 3
+    assert len(small) == len(big) == 3

@@ -29,7 +29,7 @@ from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from service.bots.runner import BotRunner
 from service.http.background import background
-from service.ops.follower import LINGER, Follower
+from service.ops.follower import Follower
 from service.ops.leader import Consumer
 from service.ops.metrics import Metrics
 from service.ops.settings import Settings
@@ -133,10 +133,7 @@ class Consumers:
         self.referee = Referee(feed, games, tick=QUIET)
         self.bots = BotRunner(feed, games, tick=QUIET)
         self.keeper = RoundKeeper(feed, TournamentService(store, games, Metrics()), QUIET)
-        # The projector lingering as the followers do: woken together, they read together.
-        self.projector = Projector(
-            fresh(), pstore, feed, poll=QUIET, linger=LINGER, linger_max=LINGER, grace=0
-        )
+        self.projector = Projector(fresh(), pstore, feed, poll=QUIET, grace=0)
         self.pstore = pstore
         self.followers = [self.referee.follower, self.bots.follower, self.keeper.follower]
 
