@@ -1,6 +1,7 @@
 """A feed consumer as a process of its own (`fairway referee`, `fairway bots`): the store (and
 the feed, from a replica when FAIRWAY_FEED_DATABASE_URL names one; it acts on the primary),
-the game service, the consumer started, and everything closed again on SIGTERM or SIGINT."""
+the game service, the consumer started, and everything closed again on SIGTERM or SIGINT. A
+store it cannot reach yet is waited for (service/cli/reach.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from events.store import EventStore, close_feed, open_feed, open_store
+from service.cli.reach import reach
 from service.ops import collector
 from service.ops.logging import configure_logging, log
 from service.ops.metrics import Metrics
@@ -36,15 +38,21 @@ def run_consumer(name: str, make: Make, pool_size: Callable[[Settings], int] = l
 
 
 async def _main(name: str, make: Make, pool_size: int, settings: Settings) -> int:
-    store = await open_store(
-        settings.database_url,
-        settings.data_dir,
-        pool_max_size=pool_size,
-        db_timeout=settings.db_timeout,
+    store = await reach(
+        name,
+        lambda: open_store(
+            settings.database_url,
+            settings.data_dir,
+            pool_max_size=pool_size,
+            db_timeout=settings.db_timeout,
+        ),
     )
     try:
-        feed = await open_feed(
-            store, settings.feed_database_url, pool_max_size=2, db_timeout=settings.db_timeout
+        feed = await reach(
+            name,
+            lambda: open_feed(
+                store, settings.feed_database_url, pool_max_size=2, db_timeout=settings.db_timeout
+            ),
         )
     except BaseException:
         await store.close()

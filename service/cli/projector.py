@@ -2,7 +2,8 @@
 
 Runs every projection until SIGTERM or SIGINT; `--rebuild NAME` builds that projection from
 position zero into a new generation, switches readers to it and drops the old one, then
-exits (a running projector follows the switch by itself).
+exits (a running projector follows the switch by itself). A store it cannot reach yet is
+waited for (service/cli/reach.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from events.store import close_feed, open_feed, open_store
 from projections.catalog import PROJECTIONS, by_name, fresh
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
+from service.cli.reach import reach
 from service.ops import collector
 from service.ops.logging import configure_logging, log
 from service.ops.settings import Settings
@@ -41,15 +43,21 @@ def run_projector(rebuild: str | None) -> int:
 
 
 async def _main(settings: Settings, rebuild: str | None) -> int:
-    events = await open_store(
-        settings.database_url,
-        settings.data_dir,
-        pool_max_size=2,
-        db_timeout=settings.db_timeout,
+    events = await reach(
+        "projector",
+        lambda: open_store(
+            settings.database_url,
+            settings.data_dir,
+            pool_max_size=2,
+            db_timeout=settings.db_timeout,
+        ),
     )
     try:  # a replica (FAIRWAY_FEED_DATABASE_URL) when set; wake-ups come from the primary
-        feed = await open_feed(
-            events, settings.feed_database_url, pool_max_size=2, db_timeout=settings.db_timeout
+        feed = await reach(
+            "projector",
+            lambda: open_feed(
+                events, settings.feed_database_url, pool_max_size=2, db_timeout=settings.db_timeout
+            ),
         )
     except BaseException:
         await events.close()

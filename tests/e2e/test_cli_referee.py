@@ -1,6 +1,7 @@
 """The referee in real processes: `fairway serve` plays a clocked game's overdue turn (one
 that ran out while no referee ran, found by the start-up scan), shows it in /metrics, and
-`fairway referee` on its own plays out a table whose players withdrew."""
+`fairway referee` on its own plays out a table whose players withdrew, and, started before
+its database exists, waits for it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
+from psycopg import conninfo, sql
 
 from events.migrate import migrate
 from events.schema.common import GameEnded, GameOptions
@@ -123,3 +126,46 @@ async def test_fairway_referee_plays_out_a_table_whose_players_withdrew(
         assert "referee_stopped" in out + err
     finally:
         await store.close()
+
+
+def test_fairway_referee_started_before_its_database_exists_waits_for_it(
+    postgres_server_url: str,
+) -> None:
+    """The consumers' processes (`fairway referee`, `fairway bots`) wait for a store they
+    cannot reach yet, saying why, and start once it is there (they exited with status 1)."""
+    name = f"fairway_late_{os.urandom(6).hex()}"
+    database_url = conninfo.make_conninfo(postgres_server_url, dbname=name)
+    env = {**os.environ, "DATABASE_URL": database_url, "FAIRWAY_LOG_FORMAT": "json"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "referee"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    said: list[str] = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            said.append(line)
+            if "referee_store_unreachable" in line:
+                break
+        assert process.poll() is None, "".join(said)
+        assert name in said[-1]  # the store's own reason
+        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        migrate(database_url)
+        for line in process.stdout:
+            said.append(line)
+            if "referee_started" in line:
+                break
+        assert process.poll() is None, "".join(said)
+        assert "referee_started" in said[-1]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )

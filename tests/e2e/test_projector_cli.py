@@ -1,6 +1,7 @@
 """The real `fairway projector` in subprocesses, on real PostgreSQL and Redis: killed with
 SIGKILL mid-stream and restarted, or two at once, it builds exactly what one uninterrupted
-run builds, and what the events say."""
+run builds, and what the events say; started before its database can be reached, it waits
+for it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg import conninfo, sql
 
 from events.migrate import migrate
 from events.store import START, PostgresStore
@@ -82,6 +85,16 @@ async def dumps(store: RedisProjectionStore) -> dict[str, object]:
         assert number is not None
         out[projection.name] = await store.dump(projection.name, number)
     return out
+
+
+def first_line_with(process: subprocess.Popen[str], word: str) -> str:
+    """The first line of the process's stderr holding `word` (or its last, at its end)."""
+    assert process.stderr is not None
+    line = ""
+    for line in process.stderr:
+        if word in line:
+            break
+    return line
 
 
 def stop(process: subprocess.Popen[str]) -> None:
@@ -183,3 +196,43 @@ def test_without_redis_the_projector_says_why_it_cannot_run() -> None:
     )
     assert done.returncode == 2
     assert "REDIS_URL is not set" in done.stderr
+
+
+async def test_a_projector_started_before_its_database_exists_waits_for_it_and_builds(
+    postgres_server_url: str, redis_url: str
+) -> None:
+    """A database a migration job has not made yet (or one down for a failover): the
+    projector says so and tries again, instead of exiting (it did, with status 1); once the
+    database is there it builds every projection."""
+    name = f"fairway_late_{secrets.token_hex(6)}"
+    url = conninfo.make_conninfo(postgres_server_url, dbname=name)
+    prefix = f"late{secrets.token_hex(4)}"
+    process = projector(url, redis_url, prefix)
+    store = RedisProjectionStore.from_url(redis_url, prefix)
+    try:
+        assert process.stderr is not None
+        said = await asyncio.wait_for(
+            asyncio.to_thread(first_line_with, process, "unreachable"), 60
+        )
+        assert "projector_store_unreachable" in said, said
+        assert name in said  # the store's own reason, naming what it could not reach
+        assert process.poll() is None  # still there, waiting
+        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        migrate(url)
+        feed = await PostgresStore.open(url, poll_interval=0.1)
+        try:
+            streams = game_streams(2, seed=5)
+            await append_interleaved(feed, streams, seed=5)
+            await caught_up(store, feed)
+        finally:
+            await feed.close()
+        assert process.poll() is None
+    finally:
+        stop(process)
+        await store.close()
+        await forget(redis_url, prefix)
+        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
