@@ -45,6 +45,12 @@ from projections.store import Generation, ProjectionStore
 POLL = 0.5
 """Seconds between polls when no notification comes (another process appending to the
 embedded store, a lost NOTIFY), and between checks of the alias when idle."""
+CHECK_FEED = 5.0
+"""Seconds between a running projection's looks at the feed itself (`feed_changed`: the
+store's id and its head, two statements, for each projection). At the poll's pace they
+were most of what an idle service spent (23 statements a second a worker, docs/BENCHMARKS.md,
+"The background consumers paced"); what they look for, a database created again or restored
+to an earlier point, is an operator's rare act, noticed within this."""
 RETRY_MAX = 5.0
 log = structlog.get_logger("fairway.projections")
 
@@ -82,6 +88,7 @@ class Projector:
         poll: float = POLL,
         batch: int = BATCH,
         grace: float = 2 * ALIAS_TTL,
+        check_feed: float = CHECK_FEED,
         observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
     ) -> None:
         self.projections = list(projections)
@@ -92,6 +99,7 @@ class Projector:
         self.poll = poll
         self.batch = batch
         self.grace = grace
+        self.check_feed = check_feed
         self.observe = observe
         self.progress = {p.name: Progress() for p in self.projections}
 
@@ -255,7 +263,7 @@ class Projector:
         number = await self.ensure(projection)
         self._note(name, "running", number)
         runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
-        checked = time.monotonic()
+        checked = looked = time.monotonic()
         while True:
             try:
                 read = await runner.step(number)
@@ -265,13 +273,18 @@ class Projector:
             if read < self.batch:  # caught up: wait for the next append
                 assert runner.checkpoint is not None
                 await self.feed.wait_for_events(runner.checkpoint, self.poll)
-            if time.monotonic() - checked >= self.poll:
-                checked = time.monotonic()
+            now = time.monotonic()
+            if now - checked >= self.poll:
+                checked = now
                 if await self.store.alias(name) != number:
                     return  # rebuilt elsewhere, or flushed: ensure again
                 meta = await self.store.generation(name, number)
-                if meta is None or await self.feed_changed(meta) is not None:
-                    return  # flushed, or the feed went back or is another's: ensure again
+                if meta is None:
+                    return  # flushed: ensure again
+                if now - looked >= self.check_feed:
+                    looked = now
+                    if await self.feed_changed(meta) is not None:
+                        return  # the feed went back or is another's: ensure again
 
     # ---- reporting --------------------------------------------------------------------------
 

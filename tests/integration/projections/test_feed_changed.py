@@ -183,7 +183,10 @@ async def projector_on(url: str, pstore: ProjectionStore) -> AsyncIterator[Postg
         await PostgresStore.open(url, poll_interval=0.1) as feed,
         await PostgresStore.open(url) as looking,
     ):
-        task = asyncio.create_task(Projector(fresh(), pstore, feed, poll=0.1, grace=0).run())
+        # Looking at the feed at the poll's pace (not every CHECK_FEED), so that every
+        # projection has noticed by the time the lobby shows the new store's game.
+        projector = Projector(fresh(), pstore, feed, poll=0.1, grace=0, check_feed=0.1)
+        task = asyncio.create_task(projector.run())
         try:
             yield looking
         finally:

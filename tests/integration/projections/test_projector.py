@@ -19,7 +19,7 @@ from events.store import START, EmbeddedStore, NewEvent
 from events.store.embedded import FILE_NAME
 from projections import projector as projector_module
 from projections.base import ProjectionsUnavailable
-from projections.catalog import PROJECTIONS
+from projections.catalog import PROJECTIONS, fresh
 from projections.lobby import LobbyProjection
 from projections.memory import MemoryProjectionStore
 from projections.projector import NewerVersion, Projector
@@ -158,6 +158,50 @@ async def test_the_projector_follows_new_events_as_they_are_appended(
     events = await feed.read_feed(START, limit=100_000)
     for game, listing in expected_listings(events).items():
         assert await pstore.get("lobby", f"game:{game}") == listing
+
+
+class CountingHeads:
+    """The store, counting how often its head is asked (the projector's look at the feed)."""
+
+    def __init__(self, store: EmbeddedStore) -> None:
+        self.store = store
+        self.heads = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    async def source_head(self) -> object:
+        self.heads += 1
+        return await self.store.source_head()
+
+
+async def test_a_running_projection_looks_at_the_feed_itself_once_per_check_not_per_poll(
+    pstore: ProjectionStore, feed: EmbeddedStore
+) -> None:
+    """Between appends a running projection checks its alias every `poll`, but asks the
+    store's head (is the feed another, or restored behind it?) only every `check_feed`: at
+    the poll's pace those looks were most of an idle service's work. The count is an upper
+    bound that a slow machine only lowers."""
+    await append_interleaved(feed, game_streams(2, 23), 23)
+    counting = CountingHeads(feed)
+    projector = Projector(
+        fresh(),
+        pstore,
+        counting,
+        poll=0.05,
+        grace=0,
+        check_feed=1.0,
+    )
+    async with running(projector):
+
+        async def built() -> bool:
+            return all(p.state == "running" for p in projector.progress.values())
+
+        await until(built)
+        before = counting.heads
+        await asyncio.sleep(1.5)  # 30 polls of each projection, at most 2 feed checks each
+        asked = counting.heads - before
+    assert 0 < asked <= 2 * len(projector.projections), asked
 
 
 async def test_a_rebuild_switches_readers_to_an_equal_generation_and_drops_the_old(
