@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bots_bench import cpu_model, wilson  # noqa: E402
@@ -49,7 +51,7 @@ from domain.grid.layout import index  # noqa: E402
 from domain.grid.moves import face_down  # noqa: E402
 from domain.grid.scoring import score_basketball  # noqa: E402
 from domain.grid.state import GridState  # noqa: E402
-from domain.grid.strong import StrongGridBot  # noqa: E402
+from domain.grid.strong import Plan, StrongGridBot  # noqa: E402
 from domain.shuffle import derive_seed  # noqa: E402
 from events.schema.common import Act, DealHand, GameOptions  # noqa: E402
 from events.schema.grid import CardDrawn, Discard, Draw, Flip, Peek, Replace  # noqa: E402
@@ -139,6 +141,42 @@ def clair_greedy(state: GridState, seat: int, legal: tuple[Any, ...]) -> Any:
     return legal[0]
 
 
+def unseen_by(state: GridState, seat: int) -> list[str]:
+    """The cards a seat that knows its own layout still cannot see: the stock and the other
+    seats' face-down cards (the drawn card, if any, is the seat's own)."""
+    cards = list(state.stock[state.top :])
+    for other in range(state.players):
+        if other != seat:
+            cards.extend(state.layouts[other][at] for at in hidden_positions(state, other))
+    return cards
+
+
+def clair_own(state: GridState, seat: int, legal: tuple[Any, ...]) -> Any:
+    """`clair_greedy` knowing its own cards but not the stock: a stock draw is worth the
+    mean over the cards it cannot see of the best use of each."""
+    if state.step != "draw" or Draw("discard") not in legal:
+        return clair_greedy(state, seat, legal)
+    unseen = unseen_by(state, seat)
+    if not unseen:  # the stock is to be reshuffled from the pile: public cards only
+        return clair_greedy(state, seat, legal)
+    stock_gain = statistics.fmean(max(best_spot(state, seat, c)[0], 0) for c in unseen)
+    if best_spot(state, seat, state.piles[0][-1])[0] > stock_gain:
+        return Draw("discard")
+    return Draw("stock")
+
+
+def strong_stock(state: GridState, seat: int, legal: tuple[Any, ...], rng: Any) -> Any:
+    """The strong bot from its view, but told the card the stock will give at the draw."""
+    view = GAME.view(state, seat)
+    if state.step != "draw" or Draw("discard") not in legal:
+        return STRONG.choose(view, legal, rng)
+    plan = Plan(view)
+    plan.looking = LOOK_IN_DRAW
+    card = stock_card(state, seat)
+    stock = plan.best_with(rank_of(card), True) if card else float("inf")
+    return Draw("discard") if plan.best_with(rank_of(state.piles[0][-1]), False) < stock else Draw("stock")
+
+
 def options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
     """One action per distinct outcome: positions do not matter in Basketball, ranks do."""
     seen: set[Any] = set()
@@ -206,6 +244,109 @@ def clair_rollout(
     return best
 
 
+def sampled_world(state: GridState, me: int, rng: random.Random) -> GridState:
+    """The true state with the other seats' face-down cards dealt anew among them: what a
+    seat that knows its own cards and the stock, but not the others' cards, may imagine."""
+    spots = [(s, at) for s in range(state.players) if s != me for at in hidden_positions(state, s)]
+    pool = [state.layouts[s][at] for s, at in spots]
+    rng.shuffle(pool)
+    layouts = [list(layout) for layout in state.layouts]
+    for (s, at), card in zip(spots, pool, strict=True):
+        layouts[s][at] = card
+    return replace(state, layouts=tuple(tuple(layout) for layout in layouts))
+
+
+def own_rollout(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes) -> Any:
+    """As `clair_rollout`, knowing only its own cards and the stock: WORLDS deals of the
+    other seats' face-down cards, their random flips from a stream of its own."""
+    choices = options(state, seat, legal)
+    if len(choices) == 1:
+        return choices[0]
+    mine = random.Random(rng.getrandbits(64))
+    worlds = [(sampled_world(state, seat, mine), mine.getrandbits(64)) for _ in range(WORLDS)]
+    best, best_value = choices[0], -1e9
+    for action in choices:
+        value = 0.0
+        for world, stream in worlds:
+            after = advance(world, Act(seat, action))
+            value += outcome(finish(after, seat, random.Random(stream), master), seat)
+        if value > best_value:
+            best, best_value = action, value
+    return best
+
+
+WORLDS = 4
+
+
+def fair_world(state: GridState, me: int, rng: random.Random) -> GridState:
+    """A deal consistent with what seat `me` sees: its own unseen cards, the stock, the other
+    seats' face-down cards dealt anew from the pool of all of them; a new seed for any
+    reshuffle. Every other seat is taken to have peeked (the greedy bot peeks first)."""
+    spots: list[tuple[int, int]] = []
+    for s in range(state.players):
+        known = state.peeked[s] if s == me else 0
+        spots.extend((s, at) for at in hidden_positions(state, s) if not known >> at & 1)
+    stock = list(state.stock[state.top :])
+    pool = [state.layouts[s][at] for s, at in spots] + stock
+    rng.shuffle(pool)
+    layouts = [list(layout) for layout in state.layouts]
+    for (s, at), card in zip(spots, pool, strict=False):
+        layouts[s][at] = card
+    new_stock = state.stock[: state.top] + tuple(pool[len(spots) :])
+    peeked = tuple(p if s == me else p | (0b11111 << COLUMNS) for s, p in enumerate(state.peeked))
+    return replace(
+        state,
+        layouts=tuple(tuple(layout) for layout in layouts),
+        stock=new_stock,
+        peeked=peeked,
+        seed=rng.getrandbits(256).to_bytes(32, "big").hex(),
+        stream_position=0,
+    )
+
+
+def fair_options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
+    """One action per choice the seat can tell apart: a peeked card by its rank, any unseen
+    card as every other."""
+    seen: set[Any] = set()
+    out = []
+    for action in legal:
+        if isinstance(action, Replace | Flip):
+            at = index(COLUMNS, action.row, action.col)
+            known = state.peeked[seat] >> at & 1
+            key: Any = (type(action), rank_of(state.layouts[seat][at]) if known else None)
+        else:
+            key = action
+        if key not in seen:
+            seen.add(key)
+            out.append(action)
+    return out
+
+
+def fair_pimc(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes) -> Any:
+    """Perfect-information Monte Carlo from the seat's own knowledge: FAIR_WORLDS deals
+    consistent with its view, each choice played to the end in each (the others greedy, the
+    seat by clair-greedy within the world), the best mean outcome taken."""
+    choices = fair_options(state, seat, legal)
+    if len(choices) == 1:
+        return choices[0]
+    worlds = [(fair_world(state, seat, rng), rng.getrandbits(64)) for _ in range(FAIR_WORLDS)]
+    best, best_value = choices[0], -1e9
+    for action in choices:
+        value = 0.0
+        for world, stream in worlds:
+            after = advance(world, Act(seat, action))
+            totals = finish(after, seat, random.Random(stream), master)
+            value += SCORE(totals, seat)
+        if value > best_value:
+            best, best_value = action, value
+    return best
+
+
+FAIR_WORLDS = 8
+LOOK_IN_DRAW = False
+SCORE = outcome
+
+
 def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
     """One of bots_bench's games with the seat under test at `game % players`."""
     level, players, seed, game = job
@@ -231,6 +372,18 @@ def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
                 choice = STRONG.choose(GAME.view(state, seat), legal, rng)
             elif level == "clair-greedy":
                 choice = clair_greedy(state, seat, legal)
+            elif level == "clair-own":
+                choice = clair_own(state, seat, legal)
+            elif level == "strong-stock-look":
+                global LOOK_IN_DRAW
+                LOOK_IN_DRAW = True
+                choice = strong_stock(state, seat, legal, rng)
+            elif level == "strong-stock":
+                choice = strong_stock(state, seat, legal, rng)
+            elif level == "fair-pimc":
+                choice = fair_pimc(state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master)
+            elif level == "own-rollout":
+                choice = own_rollout(state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master)
             else:
                 choice = clair_rollout(state, seat, legal, rng, master)
             spent.append(time.process_time() - started)
