@@ -42,19 +42,19 @@ from msgspec.structs import replace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bots_bench import cpu_model, wilson  # noqa: E402
+from bots_bench import cpu_model, wilson
 
-from domain.cards import rank_of  # noqa: E402
-from domain.grid.game import BASKETBALL  # noqa: E402
-from domain.grid.greedy import GreedyGridBot  # noqa: E402
-from domain.grid.layout import index  # noqa: E402
-from domain.grid.moves import face_down  # noqa: E402
-from domain.grid.scoring import score_basketball  # noqa: E402
-from domain.grid.state import GridState  # noqa: E402
-from domain.grid.strong import Plan, StrongGridBot  # noqa: E402
-from domain.shuffle import derive_seed  # noqa: E402
-from events.schema.common import Act, DealHand, GameOptions  # noqa: E402
-from events.schema.grid import CardDrawn, Discard, Draw, Flip, Peek, Replace  # noqa: E402
+from domain.cards import rank_of
+from domain.grid.game import BASKETBALL
+from domain.grid.greedy import GreedyGridBot
+from domain.grid.layout import index
+from domain.grid.moves import face_down
+from domain.grid.scoring import score_basketball
+from domain.grid.state import GridState
+from domain.grid.strong import Plan, StrongGridBot
+from domain.shuffle import derive_seed
+from events.schema.common import Act, DealHand, GameOptions
+from events.schema.grid import CardDrawn, Discard, Draw, Flip, Peek, Replace
 
 GAME = BASKETBALL
 RULES = GAME.rules
@@ -114,9 +114,9 @@ def clair_greedy(state: GridState, seat: int, legal: tuple[Any, ...]) -> Any:
         from_stock = stock_card(state, seat)
         stock_gain = max(best_spot(state, seat, from_stock)[0], 0) if from_stock else -1
         pile = state.piles[0]
-        if pile and Draw("discard") in legal:
-            if best_spot(state, seat, pile[-1])[0] > stock_gain:
-                return Draw("discard")
+        taken = pile and Draw("discard") in legal
+        if taken and best_spot(state, seat, pile[-1])[0] > stock_gain:
+            return Draw("discard")
         return Draw("stock")
     if step == "place":
         assert state.drawn is not None
@@ -165,16 +165,23 @@ def clair_own(state: GridState, seat: int, legal: tuple[Any, ...]) -> Any:
     return Draw("stock")
 
 
-def strong_stock(state: GridState, seat: int, legal: tuple[Any, ...], rng: Any) -> Any:
-    """The strong bot from its view, but told the card the stock will give at the draw."""
+def strong_stock(
+    state: GridState, seat: int, legal: tuple[Any, ...], rng: Any, look: bool = False
+) -> Any:
+    """The strong bot from its view, but told the card the stock will give at the draw;
+    `look`: both cards priced with the look-ahead it uses when placing."""
     view = GAME.view(state, seat)
     if state.step != "draw" or Draw("discard") not in legal:
         return STRONG.choose(view, legal, rng)
     plan = Plan(view)
-    plan.looking = LOOK_IN_DRAW
+    plan.looking = look
     card = stock_card(state, seat)
     stock = plan.best_with(rank_of(card), True) if card else float("inf")
-    return Draw("discard") if plan.best_with(rank_of(state.piles[0][-1]), False) < stock else Draw("stock")
+    return (
+        Draw("discard")
+        if plan.best_with(rank_of(state.piles[0][-1]), False) < stock
+        else Draw("stock")
+    )
 
 
 def options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
@@ -183,7 +190,10 @@ def options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
     out = []
     for action in legal:
         if isinstance(action, Replace | Flip):
-            key: Any = (type(action), rank_of(state.layouts[seat][index(COLUMNS, action.row, action.col)]))
+            key: Any = (
+                type(action),
+                rank_of(state.layouts[seat][index(COLUMNS, action.row, action.col)]),
+            )
         else:
             key = action
         if key not in seen:
@@ -256,7 +266,9 @@ def sampled_world(state: GridState, me: int, rng: random.Random) -> GridState:
     return replace(state, layouts=tuple(tuple(layout) for layout in layouts))
 
 
-def own_rollout(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes) -> Any:
+def own_rollout(
+    state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes
+) -> Any:
     """As `clair_rollout`, knowing only its own cards and the stock: WORLDS deals of the
     other seats' face-down cards, their random flips from a stream of its own."""
     choices = options(state, seat, legal)
@@ -322,7 +334,9 @@ def fair_options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[An
     return out
 
 
-def fair_pimc(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes) -> Any:
+def fair_pimc(
+    state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes
+) -> Any:
     """Perfect-information Monte Carlo from the seat's own knowledge: FAIR_WORLDS deals
     consistent with its view, each choice played to the end in each (the others greedy, the
     seat by clair-greedy within the world), the best mean outcome taken."""
@@ -343,7 +357,6 @@ def fair_pimc(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.R
 
 
 FAIR_WORLDS = 8
-LOOK_IN_DRAW = False
 SCORE = outcome
 
 
@@ -375,15 +388,17 @@ def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
             elif level == "clair-own":
                 choice = clair_own(state, seat, legal)
             elif level == "strong-stock-look":
-                global LOOK_IN_DRAW
-                LOOK_IN_DRAW = True
-                choice = strong_stock(state, seat, legal, rng)
+                choice = strong_stock(state, seat, legal, rng, look=True)
             elif level == "strong-stock":
                 choice = strong_stock(state, seat, legal, rng)
             elif level == "fair-pimc":
-                choice = fair_pimc(state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master)
+                choice = fair_pimc(
+                    state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master
+                )
             elif level == "own-rollout":
-                choice = own_rollout(state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master)
+                choice = own_rollout(
+                    state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master
+                )
             else:
                 choice = clair_rollout(state, seat, legal, rng, master)
             spent.append(time.process_time() - started)
@@ -407,6 +422,7 @@ def run(pool: Any, level: str, first: int, games: int, players: int, seed: int) 
     wins = sum(r["win"] for r in rows)
     low, high = wilson(wins, games)
     margins = [r["mine"] - r["others"] for r in rows]
+    mine = statistics.fmean(r["mine"] for r in rows)
     sd = statistics.stdev(margins) / games**0.5
     by_seat = [sum(r["seat_wins"][s] for r in rows) / games for s in range(players)]
     spent = [t for r in rows for t in r["spent"]]
@@ -415,7 +431,7 @@ def run(pool: Any, level: str, first: int, games: int, players: int, seed: int) 
     return (
         f"{level:<14} games {first}-{first + games - 1}: wins {wins / games:6.1%} "
         f"(95% CI {low:.1%}-{high:.1%}) = {wins / games / parity:.2f}x parity "
-        f"({low / parity:.2f}-{high / parity:.2f}x); total {statistics.fmean(r['mine'] for r in rows):.1f}, "
+        f"({low / parity:.2f}-{high / parity:.2f}x); total {mine:.1f}, "
         f"{statistics.fmean(margins):+.2f} +- {sd:.2f} over the greedy seats' mean, best other "
         f"{statistics.fmean(r['best_other'] for r in rows):.1f}; all four seats' wins by seat "
         f"{' '.join(f'{w:.1%}' for w in by_seat)}{cpu}; {time.perf_counter() - started:.0f} s"
