@@ -334,8 +334,18 @@ def fair_options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[An
     return out
 
 
+def margin(totals: tuple[int, ...], me: int) -> float:
+    """The seat's total less the best other seat's."""
+    return totals[me] - max(t for s, t in enumerate(totals) if s != me)
+
+
 def fair_pimc(
-    state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes
+    state: GridState,
+    seat: int,
+    legal: tuple[Any, ...],
+    rng: random.Random,
+    master: bytes,
+    judge: Any = outcome,
 ) -> Any:
     """Perfect-information Monte Carlo from the seat's own knowledge: FAIR_WORLDS deals
     consistent with its view, each choice played to the end in each (the others greedy, the
@@ -350,14 +360,13 @@ def fair_pimc(
         for world, stream in worlds:
             after = advance(world, Act(seat, action))
             totals = finish(after, seat, random.Random(stream), master)
-            value += SCORE(totals, seat)
+            value += judge(totals, seat)
         if value > best_value:
             best, best_value = action, value
     return best
 
 
 FAIR_WORLDS = 8
-SCORE = outcome
 
 
 def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
@@ -391,6 +400,15 @@ def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
                 choice = strong_stock(state, seat, legal, rng, look=True)
             elif level == "strong-stock":
                 choice = strong_stock(state, seat, legal, rng)
+            elif level == "fair-pimc-margin":
+                choice = fair_pimc(
+                    state,
+                    seat,
+                    legal,
+                    random.Random(seed * 7 + game * 131 + len(spent)),
+                    master,
+                    margin,
+                )
             elif level == "fair-pimc":
                 choice = fair_pimc(
                     state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master
