@@ -87,10 +87,10 @@ class Plan:
             unknown = know.mean if self.final else know.unknown
             weight = 0.0 if ends else GOLF_LOOK_AHEAD
             return golf_outlook(ranks, know.columns, know.values, know.odds, unknown, weight)
+        open_ = self.hidden if open_ is None else open_
         if self.looking:
-            open_ = self.hidden if open_ is None else open_
             return basketball_outlook(know, ranks, open_, BASKETBALL_LOOK_AHEAD)
-        return know.cost(ranks, self.final)
+        return know.cost(ranks, self.final, open_)
 
     def after_flip(self, ranks: Ranks, open_: list[int]) -> float:
         """The cost once the flip that must follow a discard is made as well as it can be."""

@@ -9,7 +9,7 @@ negated), each unseen card weighed over every rank it may be, pairs and groups i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import cache
 
 from domain.cards import Card, count_cards, make_deck, rank_of
@@ -28,6 +28,13 @@ the layout, weighed by its odds (it may still be swapped for a better one). Tune
 greedy bots with the look-ahead at 1.3 (strong.py), 400 games a candidate on the same deals,
 from 0 to 6: +1 and +2 best; with +2, 1.37x parity over 2,200 games not searched, against
 1.26x without (docs/BENCHMARKS.md)."""
+BASKETBALL_OPTION = 4.0
+"""Basketball: what a peeked card still face down is worth above what it adds, as a card a
+later draw may replace: the mean gain of one draw over it, in units of the mean gain of one
+unseen card over another. A low card counts well above its value (it is the card to swap
+out), a king nothing (no draw beats it). Against greedy bots on games 0-999 (the bot
+without it 1.31x parity, +4.04 points over their mean): 2 gave 1.44x (+4.91), 3 1.46x
+(+5.38), 4 1.47x (+5.46), 6 1.38x (+4.25); fresh deals in docs/BENCHMARKS.md."""
 Ranks = list[str | None]
 """A row-major layout by rank; None is a card the seat does not know."""
 
@@ -76,13 +83,22 @@ class Knowledge:
         """What a face-down card is taken to be worth: it is far likelier to be replaced
         before the hand ends than revealed, so its chance to pair is not counted."""
         self._bonus = _BONUS[rules.scoring]
+        self._options: dict[int, float] = {}
+        """Basketball: `_option` by worth, worked out when first needed."""
+        self._option_scale: float | None = None
 
-    def cost(self, ranks: Sequence[str | None], final: bool = False) -> float:
+    def cost(
+        self,
+        ranks: Sequence[str | None],
+        final: bool = False,
+        open_: Collection[int] | None = None,
+    ) -> float:
         """The expected score of a layout as a cost: lower is better in every variant.
         `final`: the hand ends before the seat's next turn, every face-down card is revealed
-        as it is, so it is worth the unseen cards' mean."""
+        as it is, so it is worth the unseen cards' mean. `open_` (Basketball): the positions
+        still face down, a peeked card's among them (None: the unknown cards only)."""
         if self.scoring == "basketball":
-            return -self._basketball(ranks)
+            return -self._basketball(ranks, open_)
         return self._columns(ranks, self.mean if final else self.unknown)
 
     def _columns(self, ranks: Sequence[str | None], unknown: float) -> float:
@@ -99,9 +115,26 @@ class Knowledge:
             total += unknown if bottom is None else values[bottom]
         return total + self._bonus(pairs)
 
-    def _basketball(self, ranks: Sequence[str | None]) -> float:
+    def _option(self, worth: int) -> float:
+        """Basketball: what a peeked face-down card now adding `worth` is worth above that,
+        as a card a later draw may replace (`BASKETBALL_OPTION`)."""
+        options, odds, values = self._options, self.odds, self.values
+        if self._option_scale is None:
+            spread = sum(
+                p * q * max(0, values[a] - values[b])
+                for a, p in odds.items()
+                for b, q in odds.items()
+            )
+            self._option_scale = BASKETBALL_OPTION / spread if spread else 0.0
+        if worth not in options:
+            gain = sum(p * max(0, values[r] - worth) for r, p in odds.items())
+            options[worth] = self._option_scale * gain
+        return options[worth]
+
+    def _basketball(self, ranks: Sequence[str | None], open_: Collection[int] | None) -> float:
         """Known cards exactly; each unseen card adds what a card of each rank would add to
-        the known ones (a single value, or a group grown by one), weighed by its odds."""
+        the known ones (a single value, or a group grown by one), weighed by its odds; a
+        peeked card still face down (in `open_`) its chance to be swapped for a better one."""
         values = self.values
         counts: dict[str, int] = {}
         unknown = 0
@@ -111,6 +144,12 @@ class Knowledge:
             else:
                 counts[rank] = counts.get(rank, 0) + 1
         total = float(sum(_group_worth(r, n, values[r]) for r, n in counts.items()))
+        for at in open_ or ():
+            rank = ranks[at]
+            if rank is not None:
+                n, value = counts[rank], values[rank]
+                adds = _group_worth(rank, n, value) - _group_worth(rank, n - 1, value)
+                total += self._option(adds)
         if unknown:
             extra = BASKETBALL_UNSEEN_BONUS + sum(
                 p

@@ -83,15 +83,16 @@ def basketball_outlook(
     """The layout's cost (its score negated, an unseen card weighed over every rank) less
     `weight` times the expected saving of one more card drawn from the unseen ones put on
     the best of the `open_` (face-down) positions."""
-    base = know.cost(ranks)
+    base = know.cost(ranks, open_=open_)
     work = list(ranks)
     saving = 0.0
+    rest = {at: [other for other in open_ if other != at] for at in open_}
     for rank, chance in know.odds.items():
         best = base
         for at in open_:
             was = work[at]
             work[at] = rank
-            cost = know.cost(work)
+            cost = know.cost(work, open_=rest[at])
             work[at] = was
             if cost < best:
                 best = cost

@@ -120,3 +120,17 @@ def test_golf_goes_out_only_if_ahead_of_what_the_others_final_draws_may_bring() 
     assert not plan.going_out_pays()
     # Far behind, seat 1 could not catch up with one card.
     assert golf_finish("QS JS TS 9S / 8H 6H 4H 3H").going_out_pays()
+
+
+def test_a_peeked_basketball_card_still_face_down_is_worth_its_chance_to_be_swapped() -> None:
+    know = basketball_knowledge()
+    # The peeked 2 at the end: most draws beat it, so it is worth well above its 2 points.
+    assert know.cost(SINGLES, open_=[9]) < know.cost(SINGLES) - 3
+    # Turned up, or never face down: its value alone.
+    assert know.cost(SINGLES, open_=[]) == know.cost(SINGLES) == -64
+    # No draw beats a king: a peeked king is worth its 25 and no more.
+    kings = [*SINGLES[:9], "K"]
+    assert know.cost(kings, open_=[9]) == know.cost(kings)
+    # A 3 that pairs another 3 adds 22 points: only a king beats it, so its worth is small.
+    paired = [*SINGLES[:9], "3"]
+    assert 0 < know.cost(paired) - know.cost(paired, open_=[9]) < 1

@@ -1,0 +1,475 @@
+"""How well could ANY bot do in Basketball against three greedy bots? A measured upper bound.
+
+    python benchmarks/basketball_bound.py [--games 1000] [--seed 0] [--processes 2]
+                                          [--levels greedy,clair-greedy,clair-rollout]
+
+Benchmark only: nothing here is reachable from the service. The seat under test rotates game
+by game over the very games `bots_bench.py` plays (the same master seeds, hence the same
+deals), the other three seats are the greedy bot, and the seat under test is one of:
+
+- `greedy`: the greedy bot itself (the parity check: its win rate should be 25%), which also
+  gives the seat effect (win rate by seat of the four greedy seats);
+- `strong`: the strong bot (domain/grid/strong.py), for comparison on the same deals;
+- `clair-greedy`: greedy with perfect information: it knows its own face-down cards and the
+  card the stock will give (the reshuffled stock included), keeps a card where it adds most
+  to its exact score, takes the discard pile's card when it adds more than the stock's, and
+  turns up the card it would least want to lose;
+- `clair-rollout`: a perfect-information search: every distinct choice of every decision
+  (by the rank it touches: positions do not matter in Basketball) is played to the hand's
+  end from the TRUE state, with the game's own random stream copied (so it also foresees
+  the greedy seats' random flips and reads their face-down cards), the other seats as the
+  greedy bot they are, its own later decisions by `clair-greedy`; the choice with the best
+  outcome (a win, then the margin over the best other seat) is taken. It knows everything
+  there is to know; it is a one-step rollout, so it is a lower bound on the clairvoyant
+  optimum, but a policy at least as good as its base policy on every deal.
+
+Prints, for each level, the seat's win rate with its 95% Wilson interval and the ratio to
+parity, its mean total and margin over the greedy seats' mean, and per-seat win rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from msgspec.structs import replace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bots_bench import cpu_model, wilson
+
+from domain.cards import rank_of
+from domain.grid.game import BASKETBALL
+from domain.grid.greedy import GreedyGridBot
+from domain.grid.layout import index
+from domain.grid.moves import face_down
+from domain.grid.scoring import score_basketball
+from domain.grid.state import GridState
+from domain.grid.strong import Plan, StrongGridBot
+from domain.shuffle import derive_seed
+from events.schema.common import Act, DealHand, GameOptions
+from events.schema.grid import CardDrawn, Discard, Draw, Flip, Peek, Replace
+
+GAME = BASKETBALL
+RULES = GAME.rules
+COLUMNS = RULES.columns
+GREEDY = GreedyGridBot()
+STRONG = StrongGridBot()
+
+
+def score(cards: list[str]) -> int:
+    return score_basketball(cards, COLUMNS).total
+
+
+def hidden_positions(state: GridState, seat: int) -> list[int]:
+    mask = face_down(RULES, state, seat)
+    return [at for at in range(2 * COLUMNS) if mask >> at & 1]
+
+
+def gain(layout: list[str], at: int, card: str) -> int:
+    was = layout[at]
+    before = score(layout)
+    layout[at] = card
+    after = score(layout)
+    layout[at] = was
+    return after - before
+
+
+def best_spot(state: GridState, seat: int, card: str) -> tuple[int, int | None]:
+    """The most a card adds to the seat's exact score, and where."""
+    layout = list(state.layouts[seat])
+    best, where = -1_000, None
+    for at in hidden_positions(state, seat):
+        g = gain(layout, at, card)
+        if g > best:
+            best, where = g, at
+    return best, where
+
+
+def stock_card(state: GridState, seat: int) -> str | None:
+    """The card a draw from the stock would give, reshuffle included."""
+    events = GAME.decide(state, Act(seat, Draw("stock")))
+    return next((e.card for e in events if isinstance(e, CardDrawn)), None)
+
+
+def at_action(kind: type, at: int) -> Any:
+    row, col = divmod(at, COLUMNS)
+    return kind(row, col)
+
+
+def clair_greedy(state: GridState, seat: int, legal: tuple[Any, ...]) -> Any:
+    """Greedy on the exact score, knowing its own cards and the stock's next card."""
+    if len(legal) == 1:
+        return legal[0]
+    if Peek() in legal:
+        return Peek()
+    step = state.step
+    if step == "draw":
+        from_stock = stock_card(state, seat)
+        stock_gain = max(best_spot(state, seat, from_stock)[0], 0) if from_stock else -1
+        pile = state.piles[0]
+        taken = pile and Draw("discard") in legal
+        if taken and best_spot(state, seat, pile[-1])[0] > stock_gain:
+            return Draw("discard")
+        return Draw("stock")
+    if step == "place":
+        assert state.drawn is not None
+        g, where = best_spot(state, seat, state.drawn)
+        if Discard() in legal and (g <= 0 or where is None):
+            return Discard()
+        assert where is not None
+        return at_action(Replace, where)
+    if step == "flip":
+        layout = list(state.layouts[seat])
+        total = score(layout)
+        best, keep = legal[0], -1_000
+        for action in legal:
+            at = index(COLUMNS, action.row, action.col)
+            was = layout[at]
+            layout[at] = "JK"  # worth nothing, groups with nothing: what losing this card costs
+            loss = total - score(layout)
+            layout[at] = was
+            if loss > keep:
+                best, keep = action, loss
+        return best
+    return legal[0]
+
+
+def unseen_by(state: GridState, seat: int) -> list[str]:
+    """The cards a seat that knows its own layout still cannot see: the stock and the other
+    seats' face-down cards (the drawn card, if any, is the seat's own)."""
+    cards = list(state.stock[state.top :])
+    for other in range(state.players):
+        if other != seat:
+            cards.extend(state.layouts[other][at] for at in hidden_positions(state, other))
+    return cards
+
+
+def clair_own(state: GridState, seat: int, legal: tuple[Any, ...]) -> Any:
+    """`clair_greedy` knowing its own cards but not the stock: a stock draw is worth the
+    mean over the cards it cannot see of the best use of each."""
+    if state.step != "draw" or Draw("discard") not in legal:
+        return clair_greedy(state, seat, legal)
+    unseen = unseen_by(state, seat)
+    if not unseen:  # the stock is to be reshuffled from the pile: public cards only
+        return clair_greedy(state, seat, legal)
+    stock_gain = statistics.fmean(max(best_spot(state, seat, c)[0], 0) for c in unseen)
+    if best_spot(state, seat, state.piles[0][-1])[0] > stock_gain:
+        return Draw("discard")
+    return Draw("stock")
+
+
+def strong_stock(
+    state: GridState, seat: int, legal: tuple[Any, ...], rng: Any, look: bool = False
+) -> Any:
+    """The strong bot from its view, but told the card the stock will give at the draw;
+    `look`: both cards priced with the look-ahead it uses when placing."""
+    view = GAME.view(state, seat)
+    if state.step != "draw" or Draw("discard") not in legal:
+        return STRONG.choose(view, legal, rng)
+    plan = Plan(view)
+    plan.looking = look
+    card = stock_card(state, seat)
+    stock = plan.best_with(rank_of(card), True) if card else float("inf")
+    return (
+        Draw("discard")
+        if plan.best_with(rank_of(state.piles[0][-1]), False) < stock
+        else Draw("stock")
+    )
+
+
+def options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
+    """One action per distinct outcome: positions do not matter in Basketball, ranks do."""
+    seen: set[Any] = set()
+    out = []
+    for action in legal:
+        if isinstance(action, Replace | Flip):
+            key: Any = (
+                type(action),
+                rank_of(state.layouts[seat][index(COLUMNS, action.row, action.col)]),
+            )
+        else:
+            key = action
+        if key not in seen:
+            seen.add(key)
+            out.append(action)
+    return out
+
+
+def advance(state: GridState, command: Any) -> GridState:
+    for event in GAME.decide(state, command):
+        state = GAME.evolve(state, event)
+    return state
+
+
+def finish(state: GridState, me: int, rng: random.Random, master: bytes) -> tuple[int, ...]:
+    """Play on to the end: the others greedy, `me` by clair-greedy; the final totals."""
+    while True:
+        status = GAME.status(state)
+        if status.phase == "game_over":
+            return state.totals
+        if status.phase == "awaiting_deal":
+            state = advance(state, DealHand(derive_seed(master, status.hand).hex()))
+            continue
+        seat = status.to_act[rng.randrange(len(status.to_act))]
+        legal = GAME.legal_actions(state, seat)
+        if seat == me:
+            choice = clair_greedy(state, seat, legal)
+        else:
+            choice = GREEDY.choose(GAME.view(state, seat), legal, rng)
+        state = advance(state, Act(seat, choice))
+
+
+def outcome(totals: tuple[int, ...], me: int) -> float:
+    others = [t for s, t in enumerate(totals) if s != me]
+    best = max(others)
+    share = 0.0
+    if totals[me] > best:
+        share = 1.0
+    elif totals[me] == best:
+        share = 1.0 / (1 + others.count(best))
+    return 1000 * share + totals[me] - best
+
+
+def clair_rollout(
+    state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes
+) -> Any:
+    choices = options(state, seat, legal)
+    if len(choices) == 1:
+        return choices[0]
+    best, best_value = choices[0], -1e9
+    for action in choices:
+        copy = random.Random()
+        copy.setstate(rng.getstate())
+        after = advance(state, Act(seat, action))
+        value = outcome(finish(after, seat, copy, master), seat)
+        if value > best_value:
+            best, best_value = action, value
+    return best
+
+
+def sampled_world(state: GridState, me: int, rng: random.Random) -> GridState:
+    """The true state with the other seats' face-down cards dealt anew among them: what a
+    seat that knows its own cards and the stock, but not the others' cards, may imagine."""
+    spots = [(s, at) for s in range(state.players) if s != me for at in hidden_positions(state, s)]
+    pool = [state.layouts[s][at] for s, at in spots]
+    rng.shuffle(pool)
+    layouts = [list(layout) for layout in state.layouts]
+    for (s, at), card in zip(spots, pool, strict=True):
+        layouts[s][at] = card
+    return replace(state, layouts=tuple(tuple(layout) for layout in layouts))
+
+
+def own_rollout(
+    state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random, master: bytes
+) -> Any:
+    """As `clair_rollout`, knowing only its own cards and the stock: WORLDS deals of the
+    other seats' face-down cards, their random flips from a stream of its own."""
+    choices = options(state, seat, legal)
+    if len(choices) == 1:
+        return choices[0]
+    mine = random.Random(rng.getrandbits(64))
+    worlds = [(sampled_world(state, seat, mine), mine.getrandbits(64)) for _ in range(WORLDS)]
+    best, best_value = choices[0], -1e9
+    for action in choices:
+        value = 0.0
+        for world, stream in worlds:
+            after = advance(world, Act(seat, action))
+            value += outcome(finish(after, seat, random.Random(stream), master), seat)
+        if value > best_value:
+            best, best_value = action, value
+    return best
+
+
+WORLDS = 4
+
+
+def fair_world(state: GridState, me: int, rng: random.Random) -> GridState:
+    """A deal consistent with what seat `me` sees: its own unseen cards, the stock, the other
+    seats' face-down cards dealt anew from the pool of all of them; a new seed for any
+    reshuffle. Every other seat is taken to have peeked (the greedy bot peeks first)."""
+    spots: list[tuple[int, int]] = []
+    for s in range(state.players):
+        known = state.peeked[s] if s == me else 0
+        spots.extend((s, at) for at in hidden_positions(state, s) if not known >> at & 1)
+    stock = list(state.stock[state.top :])
+    pool = [state.layouts[s][at] for s, at in spots] + stock
+    rng.shuffle(pool)
+    layouts = [list(layout) for layout in state.layouts]
+    for (s, at), card in zip(spots, pool, strict=False):
+        layouts[s][at] = card
+    new_stock = state.stock[: state.top] + tuple(pool[len(spots) :])
+    peeked = tuple(p if s == me else p | (0b11111 << COLUMNS) for s, p in enumerate(state.peeked))
+    return replace(
+        state,
+        layouts=tuple(tuple(layout) for layout in layouts),
+        stock=new_stock,
+        peeked=peeked,
+        seed=rng.getrandbits(256).to_bytes(32, "big").hex(),
+        stream_position=0,
+    )
+
+
+def fair_options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
+    """One action per choice the seat can tell apart: a peeked card by its rank, any unseen
+    card as every other."""
+    seen: set[Any] = set()
+    out = []
+    for action in legal:
+        if isinstance(action, Replace | Flip):
+            at = index(COLUMNS, action.row, action.col)
+            known = state.peeked[seat] >> at & 1
+            key: Any = (type(action), rank_of(state.layouts[seat][at]) if known else None)
+        else:
+            key = action
+        if key not in seen:
+            seen.add(key)
+            out.append(action)
+    return out
+
+
+def margin(totals: tuple[int, ...], me: int) -> float:
+    """The seat's total less the best other seat's."""
+    return totals[me] - max(t for s, t in enumerate(totals) if s != me)
+
+
+def fair_pimc(
+    state: GridState,
+    seat: int,
+    legal: tuple[Any, ...],
+    rng: random.Random,
+    master: bytes,
+    judge: Any = outcome,
+) -> Any:
+    """Perfect-information Monte Carlo from the seat's own knowledge: FAIR_WORLDS deals
+    consistent with its view, each choice played to the end in each (the others greedy, the
+    seat by clair-greedy within the world), the best mean outcome taken."""
+    choices = fair_options(state, seat, legal)
+    if len(choices) == 1:
+        return choices[0]
+    worlds = [(fair_world(state, seat, rng), rng.getrandbits(64)) for _ in range(FAIR_WORLDS)]
+    best, best_value = choices[0], -1e9
+    for action in choices:
+        value = 0.0
+        for world, stream in worlds:
+            after = advance(world, Act(seat, action))
+            totals = finish(after, seat, random.Random(stream), master)
+            value += judge(totals, seat)
+        if value > best_value:
+            best, best_value = action, value
+    return best
+
+
+FAIR_WORLDS = 8
+
+
+def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
+    """One of bots_bench's games with the seat under test at `game % players`."""
+    level, players, seed, game = job
+    me = game % players
+    master = seed.to_bytes(8, "big", signed=True) + game.to_bytes(8, "big")
+    rng = random.Random(seed * 1_000_003 + game)
+    state = GAME.initial_state(players, GameOptions())
+    spent: list[float] = []
+    while True:
+        status = GAME.status(state)
+        if status.phase == "game_over":
+            break
+        if status.phase == "awaiting_deal":
+            state = advance(state, DealHand(derive_seed(master, status.hand).hex()))
+            continue
+        seat = status.to_act[rng.randrange(len(status.to_act))]
+        legal = GAME.legal_actions(state, seat)
+        if seat != me or level == "greedy":
+            choice = GREEDY.choose(GAME.view(state, seat), legal, rng)
+        else:
+            started = time.process_time()
+            if level == "strong":
+                choice = STRONG.choose(GAME.view(state, seat), legal, rng)
+            elif level == "clair-greedy":
+                choice = clair_greedy(state, seat, legal)
+            elif level == "clair-own":
+                choice = clair_own(state, seat, legal)
+            elif level == "strong-stock-look":
+                choice = strong_stock(state, seat, legal, rng, look=True)
+            elif level == "strong-stock":
+                choice = strong_stock(state, seat, legal, rng)
+            elif level == "fair-pimc-margin":
+                choice = fair_pimc(
+                    state,
+                    seat,
+                    legal,
+                    random.Random(seed * 7 + game * 131 + len(spent)),
+                    master,
+                    margin,
+                )
+            elif level == "fair-pimc":
+                choice = fair_pimc(
+                    state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master
+                )
+            elif level == "own-rollout":
+                choice = own_rollout(
+                    state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master
+                )
+            else:
+                choice = clair_rollout(state, seat, legal, rng, master)
+            spent.append(time.process_time() - started)
+        state = advance(state, Act(seat, choice))
+    totals = state.totals
+    winners = state.winners
+    return {
+        "win": 1 / len(winners) if me in winners else 0.0,
+        "seat_wins": [1 / len(winners) if s in winners else 0.0 for s in range(players)],
+        "mine": totals[me],
+        "others": statistics.fmean(t for s, t in enumerate(totals) if s != me),
+        "best_other": max(t for s, t in enumerate(totals) if s != me),
+        "spent": spent,
+    }
+
+
+def run(pool: Any, level: str, first: int, games: int, players: int, seed: int) -> str:
+    started = time.perf_counter()
+    jobs = [(level, players, seed, game) for game in range(first, first + games)]
+    rows = pool.map(play, jobs, chunksize=max(1, games // 40))
+    wins = sum(r["win"] for r in rows)
+    low, high = wilson(wins, games)
+    margins = [r["mine"] - r["others"] for r in rows]
+    mine = statistics.fmean(r["mine"] for r in rows)
+    sd = statistics.stdev(margins) / games**0.5
+    by_seat = [sum(r["seat_wins"][s] for r in rows) / games for s in range(players)]
+    spent = [t for r in rows for t in r["spent"]]
+    cpu = f"; {statistics.median(spent) * 1000:.2f} ms median a decision" if spent else ""
+    parity = 1 / players
+    return (
+        f"{level:<14} games {first}-{first + games - 1}: wins {wins / games:6.1%} "
+        f"(95% CI {low:.1%}-{high:.1%}) = {wins / games / parity:.2f}x parity "
+        f"({low / parity:.2f}-{high / parity:.2f}x); total {mine:.1f}, "
+        f"{statistics.fmean(margins):+.2f} +- {sd:.2f} over the greedy seats' mean, best other "
+        f"{statistics.fmean(r['best_other'] for r in rows):.1f}; all four seats' wins by seat "
+        f"{' '.join(f'{w:.1%}' for w in by_seat)}{cpu}; {time.perf_counter() - started:.0f} s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--levels", default="greedy,clair-greedy,clair-rollout")
+    parser.add_argument("--processes", type=int, default=2)
+    args = parser.parse_args()
+    print(f"CPU: {cpu_model()}; seed {args.seed}", flush=True)
+    with multiprocessing.Pool(args.processes) as pool:
+        for level in args.levels.split(","):
+            print(run(pool, level, args.first, args.games, args.players, args.seed), flush=True)
+
+
+if __name__ == "__main__":
+    main()
