@@ -62,16 +62,17 @@ from events.schema.common import Act, DealHand, GameOptions
 from events.schema.grid import Flip, Replace
 
 
-def options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
-    """One action per distinct outcome: positions do not matter in Basketball, ranks do."""
+def options(state: GridState, seat: int, legal: tuple[Any, ...], told: bool = True) -> list[Any]:
+    """One action per distinct outcome: positions do not matter in Basketball, ranks do.
+    `told`: the seat knows every card's rank; else only its peeked cards', and any unseen
+    card is one choice (the choices a fair seat can tell apart)."""
     seen: set[Any] = set()
     out = []
     for action in legal:
         if isinstance(action, Replace | Flip):
-            key: Any = (
-                type(action),
-                rank_of(state.layouts[seat][index(COLUMNS, action.row, action.col)]),
-            )
+            at = index(COLUMNS, action.row, action.col)
+            known = told or state.peeked[seat] >> at & 1
+            key: Any = (type(action), rank_of(state.layouts[seat][at]) if known else None)
         else:
             key = action
         if key not in seen:
@@ -194,24 +195,6 @@ def fair_world(state: GridState, me: int, rng: random.Random) -> GridState:
     )
 
 
-def fair_options(state: GridState, seat: int, legal: tuple[Any, ...]) -> list[Any]:
-    """One action per choice the seat can tell apart: a peeked card by its rank, any unseen
-    card as every other."""
-    seen: set[Any] = set()
-    out = []
-    for action in legal:
-        if isinstance(action, Replace | Flip):
-            at = index(COLUMNS, action.row, action.col)
-            known = state.peeked[seat] >> at & 1
-            key: Any = (type(action), rank_of(state.layouts[seat][at]) if known else None)
-        else:
-            key = action
-        if key not in seen:
-            seen.add(key)
-            out.append(action)
-    return out
-
-
 def margin(totals: tuple[int, ...], me: int) -> float:
     """The seat's total less the best other seat's."""
     return totals[me] - max(t for s, t in enumerate(totals) if s != me)
@@ -228,7 +211,7 @@ def fair_pimc(
     """Perfect-information Monte Carlo from the seat's own knowledge: FAIR_WORLDS deals
     consistent with its view, each choice played to the end in each (the others greedy, the
     seat by clair-greedy within the world), the best mean outcome taken."""
-    choices = fair_options(state, seat, legal)
+    choices = options(state, seat, legal, told=False)
     if len(choices) == 1:
         return choices[0]
     worlds = [(fair_world(state, seat, rng), rng.getrandbits(64)) for _ in range(FAIR_WORLDS)]

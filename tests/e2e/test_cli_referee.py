@@ -16,9 +16,8 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
-from psycopg import conninfo, sql
+from psycopg import conninfo
 
 from events.migrate import migrate
 from events.schema.common import GameEnded, GameOptions
@@ -27,7 +26,7 @@ from events.store import PostgresStore
 from service.ops.metrics import Metrics
 from service.play.games import GameService, stream_id
 from tests.e2e.test_cli import ROOT, serving
-from tests.support.services import throwaway_database
+from tests.support.services import database_made_later, throwaway_database
 
 pytestmark = pytest.mark.e2e
 
@@ -133,39 +132,34 @@ def test_fairway_referee_started_before_its_database_exists_waits_for_it(
 ) -> None:
     """The consumers' processes (`fairway referee`, `fairway bots`) wait for a store they
     cannot reach yet, saying why, and start once it is there (they exited with status 1)."""
-    name = f"fairway_late_{os.urandom(6).hex()}"
-    database_url = conninfo.make_conninfo(postgres_server_url, dbname=name)
-    env = {**os.environ, "DATABASE_URL": database_url, "FAIRWAY_LOG_FORMAT": "json"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "referee"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    said: list[str] = []
-    try:
-        assert process.stdout is not None
-        for line in process.stdout:
-            said.append(line)
-            if "referee_store_unreachable" in line:
-                break
-        assert process.poll() is None, "".join(said)
-        assert name in said[-1]  # the store's own reason
-        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        migrate(database_url)
-        for line in process.stdout:
-            said.append(line)
-            if "referee_started" in line:
-                break
-        assert process.poll() is None, "".join(said)
-        assert "referee_started" in said[-1]
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=30)
-        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    with database_made_later(postgres_server_url, "fairway_late") as (database_url, make):
+        env = {**os.environ, "DATABASE_URL": database_url, "FAIRWAY_LOG_FORMAT": "json"}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "referee"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        said: list[str] = []
+
+        def read_until(word: str) -> None:
+            assert process.stdout is not None
+            for line in process.stdout:
+                said.append(line)
+                if word in line:
+                    return
+
+        try:
+            read_until("referee_store_unreachable")
+            assert process.poll() is None, "".join(said)
+            assert conninfo.conninfo_to_dict(database_url)["dbname"] in said[-1]  # its reason
+            make()
+            migrate(database_url)
+            read_until("referee_started")
+            assert process.poll() is None, "".join(said)
+            assert "referee_started" in said[-1]
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=30)

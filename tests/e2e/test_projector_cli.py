@@ -14,9 +14,8 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg import conninfo, sql
+from psycopg import conninfo
 
 from events.migrate import migrate
 from events.store import START, PostgresStore
@@ -26,7 +25,7 @@ from projections.status import statuses
 from tests.support.lobby_oracle import expected_listings
 from tests.support.played_games import append_interleaved, game_streams
 from tests.support.redis_keys import forget
-from tests.support.services import throwaway_database
+from tests.support.services import database_made_later, throwaway_database
 
 pytestmark = pytest.mark.e2e
 
@@ -204,35 +203,27 @@ async def test_a_projector_started_before_its_database_exists_waits_for_it_and_b
     """A database a migration job has not made yet (or one down for a failover): the
     projector says so and tries again, instead of exiting (it did, with status 1); once the
     database is there it builds every projection."""
-    name = f"fairway_late_{secrets.token_hex(6)}"
-    url = conninfo.make_conninfo(postgres_server_url, dbname=name)
     prefix = f"late{secrets.token_hex(4)}"
-    process = projector(url, redis_url, prefix)
-    store = RedisProjectionStore.from_url(redis_url, prefix)
-    try:
-        assert process.stderr is not None
-        said = await asyncio.wait_for(
-            asyncio.to_thread(first_line_with, process, "unreachable"), 60
-        )
-        assert "projector_store_unreachable" in said, said
-        assert name in said  # the store's own reason, naming what it could not reach
-        assert process.poll() is None  # still there, waiting
-        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        migrate(url)
-        feed = await PostgresStore.open(url, poll_interval=0.1)
+    with database_made_later(postgres_server_url, "fairway_late") as (url, make):
+        process = projector(url, redis_url, prefix)
+        store = RedisProjectionStore.from_url(redis_url, prefix)
         try:
-            streams = game_streams(2, seed=5)
-            await append_interleaved(feed, streams, seed=5)
-            await caught_up(store, feed)
-        finally:
-            await feed.close()
-        assert process.poll() is None
-    finally:
-        stop(process)
-        await store.close()
-        await forget(redis_url, prefix)
-        with psycopg.connect(postgres_server_url, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            said = await asyncio.wait_for(
+                asyncio.to_thread(first_line_with, process, "unreachable"), 60
             )
+            assert "projector_store_unreachable" in said, said
+            assert conninfo.conninfo_to_dict(url)["dbname"] in said  # the store's own reason
+            assert process.poll() is None  # still there, waiting
+            make()
+            migrate(url)
+            feed = await PostgresStore.open(url, poll_interval=0.1)
+            try:
+                await append_interleaved(feed, game_streams(2, seed=5), seed=5)
+                await caught_up(store, feed)
+            finally:
+                await feed.close()
+            assert process.poll() is None
+        finally:
+            stop(process)
+            await store.close()
+            await forget(redis_url, prefix)

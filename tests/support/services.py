@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 
 import psycopg
@@ -95,11 +95,25 @@ def find_redis(stack: ExitStack) -> str:
 @contextlib.contextmanager
 def throwaway_database(server_url: str, prefix: str = "fairway_test") -> Iterator[str]:
     """A new empty database on the server of `server_url` (its URL), dropped afterwards."""
+    with database_made_later(server_url, prefix) as (url, make):
+        make()
+        yield url
+
+
+@contextlib.contextmanager
+def database_made_later(
+    server_url: str, prefix: str = "fairway_test"
+) -> Iterator[tuple[str, Callable[[], None]]]:
+    """The URL of a database that does not exist yet on the server of `server_url`, and the
+    call that makes it (empty); dropped afterwards if it was made."""
     name = f"{prefix}_{secrets.token_hex(6)}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+    def make() -> None:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
     try:
-        yield conninfo.make_conninfo(server_url, dbname=name)
+        yield conninfo.make_conninfo(server_url, dbname=name), make
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(
