@@ -356,13 +356,16 @@ class PostgresStore(EventStore):
         a lost connection, reconnect with a back-off (waiters poll meanwhile)."""
         loop = asyncio.get_running_loop()
         backoff = 0.1
+        lost = False
         while True:
             try:
                 conn = await psycopg.AsyncConnection.connect(self._url, **self._settings)
                 async with conn:
                     with Deadline(conn, loop.time() + self._timeout, self._timeout):
                         await conn.execute(f"LISTEN {CHANNEL}")
-                    backoff = 0.1
+                    if lost:
+                        log.warning("event feed listener is listening again")
+                    backoff, lost = 0.1, False
                     self._wake_waiters()  # something may have been appended while away
                     while True:
                         async for _ in conn.notifies(timeout=_LISTEN_CHECK):
@@ -371,6 +374,7 @@ class PostgresStore(EventStore):
                             await conn.execute("")
             except (psycopg.Error, OSError, StoreUnavailable) as exc:
                 log.warning("event feed listener lost its connection: %s", exc)
+                lost = True
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 5.0)
 

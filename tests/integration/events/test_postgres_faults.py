@@ -137,10 +137,14 @@ async def test_the_feed_listener_notices_a_silent_connection_and_listens_again(
             async with asyncio.timeout(30):
                 while "listener lost its connection" not in caplog.text:
                     await asyncio.sleep(0.1)
-        proxy.restore()
+            proxy.restore()
+            # back on a fresh connection after its back-off (seconds on a busy machine): the
+            # notification below must reach it there, not the wake-up of its return
+            async with asyncio.timeout(30):
+                while "listener is listening again" not in caplog.text:
+                    await asyncio.sleep(0.1)
         await recovered(reader, game)
         head = await reader.feed_head()
 
-        await asyncio.sleep(1.0)  # the listener is back on a fresh connection
         await writer.append(game, 1, [new(dealt())])
         assert await asyncio.wait_for(reader.wait_for_events(head, timeout=10.0), HANG_GUARD)
