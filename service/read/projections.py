@@ -2,17 +2,22 @@
 when it runs in this process.
 
 Without REDIS_URL the projections live in memory and the projector runs inside `fairway
-serve` (each worker keeps its own, fed by the same event store). With REDIS_URL the service
+serve` (each worker keeps its own, fed by the same event store), on demand: a read catches
+it up to the feed's head first, and it reads nothing from the feed while nobody reads
+(projections/demand.py), but a slow round every `BACKGROUND` seconds. With REDIS_URL the service
 reads Redis and `fairway projector` writes it; FAIRWAY_PROJECTOR_INLINE=true runs a
 projector inside the service as well (several projectors are safe: each batch commits once).
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from events.feed import SharedFeed
 from events.store import EventStore, ReplicaStore, StoreError
-from projections.base import ProjectionsUnavailable
+from projections.base import ProjectionReader, ProjectionsUnavailable
 from projections.catalog import PROJECTIONS, fresh
+from projections.demand import CaughtUpReader, Demand
 from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
@@ -22,6 +27,9 @@ from service.ops.background import Background
 from service.ops.settings import Settings
 
 INLINE_BATCH = 250
+BACKGROUND = 5.0
+"""Seconds between the in-memory projector's rounds of catch-up while nobody reads: the
+lag, and what a first read after a quiet spell has to fold, stay bounded by this."""
 
 
 def projection_store(settings: Settings) -> ProjectionStore:
@@ -37,6 +45,7 @@ class ProjectionService:
         events: EventStore,
         feed: EventStore | None = None,
         shared: SharedFeed | None = None,
+        background: float = BACKGROUND,
     ) -> None:
         """`events`: the primary; `feed`: where the projector reads the feed (a replica,
         FAIRWAY_FEED_DATABASE_URL; the primary when None); `shared`: the process's shared
@@ -46,21 +55,47 @@ class ProjectionService:
         self.events = events
         self.feed = feed or events
         inline = settings.projector_inline or not settings.redis_url
-        # Inside the service, smaller batches: a batch's fold holds the event loop that
-        # serves requests (a few milliseconds at this size).
-        self.projector = (
-            Projector(fresh(), self.store, shared or self.feed, batch=INLINE_BATCH)
-            if inline
-            else None
-        )
         self.shared = settings.redis_url is not None
         """Whether the projector writes read models every process shares (Redis): then one
         per deployment is enough (service/ops/leader.py); in memory, each process its own."""
+        read = shared or self.feed
+        self.demand = None if self.shared else Demand(read, [p.name for p in PROJECTIONS])
+        """In memory: the readers' rounds of catch-up (None on Redis: followed eagerly)."""
+        # Inside the service, smaller batches: a batch's fold holds the event loop that
+        # serves requests (a few milliseconds at this size).
+        self.projector = (
+            Projector(fresh(), self.store, read, batch=INLINE_BATCH, demand=self.demand)
+            if inline
+            else None
+        )
+        self.reader: ProjectionReader = (
+            self.store if self.demand is None else CaughtUpReader(self.store, self.demand)
+        )
+        """What the read routes read (the `reader` dependency): in memory, caught up first."""
+        self.background = background
         self._background = Background("fairway-projector", self._project)
 
     async def _project(self) -> None:
-        if self.projector is not None:
+        if self.projector is None:
+            return
+        if self.demand is None:
             await self.projector.run()
+            return
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.projector.run())
+            group.create_task(self._slowly(self.demand))
+
+    async def _slowly(self, demand: Demand) -> None:
+        """A round every `background` seconds, whether anyone reads or not."""
+        while True:
+            await asyncio.sleep(self.background)
+            await demand.catch_up()
+
+    async def caught_up(self) -> None:
+        """In memory: once the projector has read the feed to its head (as it stood when
+        called); on Redis at once (readers there cannot ask the projector)."""
+        if self.demand is not None:
+            await self.demand.catch_up()
 
     def start(self) -> None:
         """Run the projector in this process, if it has one."""
@@ -75,13 +110,14 @@ class ProjectionService:
         await self.store.close()
 
     async def status(self) -> list[ProjectionStatus]:
+        await self.caught_up()
         return await statuses(PROJECTIONS, self.store, self.events)
 
     async def metrics(self) -> str:
         """The projections' gauges, for /metrics; never fails the scrape."""
         replica = await replica_metrics(self.feed)
         try:
-            found = await self.status()
+            found = await self.status()  # caught up first
             return render_metrics(found, await rebuild_counts(PROJECTIONS, self.store)) + replica
         except (ProjectionsUnavailable, StoreError):
             return render_metrics(None) + replica

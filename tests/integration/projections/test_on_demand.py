@@ -1,0 +1,119 @@
+"""The in-memory read models of `fairway serve` are caught up when read (projections/
+demand.py, service/read/projections.py): the projector reads nothing from the feed while
+nobody reads, and a read sees every append the feed showed when it came."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+
+from events.feed import SharedFeed
+from events.schema.common import GameOptions
+from events.store import START, Checkpoint, EmbeddedStore, RecordedEvent
+from projections import lobby, scoreboard
+from service.ops.metrics import Metrics
+from service.ops.settings import Settings
+from service.play.games import GameService
+from service.read.projections import ProjectionService
+
+pytestmark = pytest.mark.integration
+
+QUIET = 3600.0
+"""The background round's period here: none comes while the test runs."""
+
+
+class Counted:
+    """The real store, counting the pages the projector reads from it."""
+
+    def __init__(self, store: EmbeddedStore) -> None:
+        self.store = store
+        self.reads = 0
+
+    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
+        self.reads += 1
+        return await self.store.read_feed(after, limit)
+
+    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
+        return await self.store.wait_for_events(after, timeout)
+
+    async def feed_head(self) -> Checkpoint:
+        return await self.store.feed_head()
+
+    async def read_stream(
+        self,
+        stream_id: str,
+        from_version: int = 1,
+        limit: int | None = None,
+        *,
+        prev_hash: bytes | None = None,
+    ) -> list[RecordedEvent]:
+        return await self.store.read_stream(stream_id, from_version, limit, prev_hash=prev_hash)
+
+    async def installation(self) -> str:
+        return await self.store.installation()
+
+
+@contextlib.asynccontextmanager
+async def serving(store: EmbeddedStore, counted: Counted) -> AsyncIterator[ProjectionService]:
+    """The read side as `fairway serve` runs it without REDIS_URL."""
+    service = ProjectionService(Settings(), store, store, SharedFeed(counted), background=QUIET)
+    service.start()
+    try:
+        yield service
+    finally:
+        await service.close()
+
+
+async def test_a_read_right_after_an_append_sees_it(feed: EmbeddedStore) -> None:
+    """Given the in-memory read models, when a game is created and its scoreboard and the
+    lobby are read at once after the append returns, then both show it (no wait, no retry:
+    the read caught the projector up first), and so does the next game's."""
+    games = GameService(feed, Metrics())
+    async with serving(feed, Counted(feed)) as service:
+        for _ in range(2):
+            record, _ = await games.create("golf", 2, GameOptions(hands=1), "on demand")
+            board = await service.reader.get(
+                scoreboard.Scoreboard.name, scoreboard.key(record.game_id)
+            )
+            assert board is not None
+            page = await service.reader.page(lobby.NAME, lobby.index_name(), limit=100)
+            assert record.game_id in [entry.member for entry in page.entries]
+
+
+async def test_the_projector_reads_nothing_while_nobody_reads(feed: EmbeddedStore) -> None:
+    """Given the in-memory read models caught up, when games are created and the feed has
+    woken its followers, then the projector has read no page of the feed (following every
+    append, it read them at once); the next read catches it up and sees them all."""
+    counted = Counted(feed)
+    games = GameService(feed, Metrics())
+    async with serving(feed, counted) as service:
+        await service.caught_up()
+        head = await feed.feed_head()
+        before = counted.reads
+        created = [
+            (await games.create("golf", 2, GameOptions(hands=1), "quiet"))[0].game_id
+            for _ in range(3)
+        ]
+        assert await feed.wait_for_events(head, 30.0)  # the wake-up the projector once followed
+        await asyncio.sleep(0.5)  # its reads, had it followed, came within milliseconds
+        assert counted.reads == before
+        page = await service.reader.page(lobby.NAME, lobby.index_name(), limit=100)
+        assert set(created) <= {entry.member for entry in page.entries}
+        assert counted.reads > before
+
+
+async def test_concurrent_readers_share_a_round(feed: EmbeddedStore) -> None:
+    """Given many readers at once, then they are answered by one or two rounds of catch-up
+    between them (one under way may predate some of them: they share the next), not one
+    round each."""
+    games = GameService(feed, Metrics())
+    async with serving(feed, Counted(feed)) as service:
+        await service.caught_up()
+        assert service.demand is not None
+        before = service.demand.rounds
+        await games.create("golf", 2, GameOptions(hands=1), "crowd")
+        await asyncio.gather(*(service.caught_up() for _ in range(50)))
+        assert service.demand.rounds - before <= 2
