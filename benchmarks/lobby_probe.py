@@ -19,6 +19,7 @@ import asyncio
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def serving_port() -> int:
 async def probe(port: int, seconds: float, every: float, connections: int) -> list[float]:
     clients = [RawClient(port) for _ in range(connections)]
     times: list[float] = []
-    errors = 0
+    errors: Counter[str] = Counter()
     end = time.monotonic() + seconds
     turn = 0
     while time.monotonic() < end:
@@ -54,18 +55,18 @@ async def probe(port: int, seconds: float, every: float, connections: int) -> li
         started = time.perf_counter()
         try:
             code, _ = await client.call("GET", "/games?limit=50")
-        except (ConnectionError, OSError):
-            errors += 1
+        except (ConnectionError, OSError) as error:
+            errors[type(error).__name__] += 1
             await asyncio.sleep(every)
             continue
         elapsed = time.perf_counter() - started
         if code == 200:
             times.append(elapsed)
         else:
-            errors += 1
+            errors[str(code)] += 1
         await asyncio.sleep(max(0.0, every - elapsed))
     if errors:
-        print(f"errors: {errors}")
+        print(f"errors: {dict(errors)}")
     return times
 
 
