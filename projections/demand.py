@@ -6,20 +6,26 @@ a quarter of the CPU an action cost (docs/BENCHMARKS.md, "What the in-process pr
 costs an action"), for read models nobody may be reading. So, in memory, the projector's
 runners wait for a reader instead of an append, and a read first catches them up:
 
-- A round of catch-up reads the feed's head, then has every projection that is following
-  (state `running`, `starting` or `rebuilding`) read and fold until its checkpoint reaches
-  that head, in pages (the runner's batch), yielding the loop between them. A read is
-  answered once its round is done, so it sees every append the feed showed when it came
-  (read-your-writes within the process; across processes, as far as the feed shows them).
-- One round at a time: a reader that comes while one is under way (whose head may be older
-  than the reader's request) waits for the next, and every reader that comes meanwhile
-  shares that next round. A crowd of readers costs one round after another, never one each.
+- A round of catch-up reads the feed's head, then has the projection read (if it is
+  following: state `running`, `starting` or `rebuilding`) read the feed and fold it until
+  its checkpoint reaches that head, in pages (the runner's batch), yielding the loop
+  between them. A read is answered once its round is done, so it sees every append the
+  feed showed when it came (read-your-writes within the process; across processes, as far
+  as the feed shows them).
+  Each projection has rounds of its own: a read of the lobby folds the lobby alone.
+- One round at a time, per projection: a reader that comes while one is under way (whose
+  head may be older than the reader's request) waits for the next, and every reader that
+  comes meanwhile shares that next round. A crowd of readers costs one round after
+  another, never one each.
 - A projection that stopped (a version gap, an outdated version, the event store down and
   backed off) does not hold a round: the reader is answered from what it holds, as before.
   Nor does a round outlast `LONGEST`: past it the reader is answered from what is there.
-- A slow round in the background (`ProjectionService`, every `projections_catch_up`
-  seconds) keeps the lag bounded while nobody reads, so a first read after a quiet spell
-  finds little to fold.
+- In the background (`ProjectionService`), a round of every projection once the feed has
+  been quiet for a moment: a deployment at rest is caught up, and its first read finds
+  nothing to fold. Not on a timer under load: there a round folds the same events a read
+  would fold later, and rounds every 5 s kept most of the cost (docs/BENCHMARKS.md,
+  issue 19, "Read models caught up when read"). Status and metrics catch up first, so the
+  lag they show is what a read would find.
 
 The Redis projector (`fairway projector`, FAIRWAY_PROJECTOR_INLINE) does not use this: its
 read models are shared, and readers in other processes cannot ask it.
@@ -45,7 +51,7 @@ FOLLOWING = frozenset({"starting", "running", "rebuilding"})
 
 @dataclass(eq=False)
 class Round:
-    """One catch-up: every following projection to the feed's head as read at its start."""
+    """One catch-up of one projection to the feed's head as read at its start."""
 
     number: int
     target: Checkpoint
@@ -54,30 +60,25 @@ class Round:
     )
 
 
-class Demand:
-    """Between the readers, who ask for rounds, and the projector's runners, which serve
-    them (`wanted`, then `served`)."""
+class Lane:
+    """One projection's rounds: asked by readers, served by its runner."""
 
-    def __init__(self, feed: Feed, names: Sequence[str], longest: float = LONGEST) -> None:
+    def __init__(self, feed: Feed, longest: float) -> None:
         self.feed = feed
         self.longest = longest
         self.round: Round | None = None
         """The latest round asked for."""
         self.rounds = 0
         """Rounds asked for so far."""
-        self._served = dict.fromkeys(names, 0)
-        """The last round each projection served."""
-        self._following: set[str] = set()
-        """The projections that hold rounds (the projector runs, and they follow)."""
+        self.served_round = 0
+        """The last round the runner served."""
+        self.following = False
+        """Whether the runner serves rounds (the projector runs, and the projection follows)."""
         self._asked: asyncio.Future[None] | None = None
         self._current: asyncio.Task[None] | None = None
         self._next: asyncio.Task[None] | None = None
 
-    # ---- the readers' side ------------------------------------------------------------------
-
     async def catch_up(self) -> None:
-        """Returns once every following projection has read the feed up to its head as it
-        stood after this call began (or `longest` has passed)."""
         if self._next is None:
             self._next = asyncio.ensure_future(self._after(self._current))
             self._next.add_done_callback(_retrieved)
@@ -88,26 +89,25 @@ class Demand:
         if previous is not None and not previous.done():
             await asyncio.wait((previous,))
         self._current, self._next = self._next, None  # readers from now on: the next one
+        if not self.following:
+            return  # answered from what the read model holds
         try:
             target = await self.feed.feed_head()
         except StoreError:
-            return  # the event store is down: answer from what the read models hold
+            return  # the event store is down: likewise
         self.rounds += 1
         self.round = round_ = Round(self.rounds, target)
         asked, self._asked = self._asked, None
         if asked is not None and not asked.done():
             asked.set_result(None)
-        self._check(round_)
+        self.check()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.longest):
                 await asyncio.shield(round_.finished)
 
-    # ---- the runners' side ------------------------------------------------------------------
-
-    async def wanted(self, name: str, timeout: float) -> Round | None:
-        """The round `name` has yet to serve, waiting for one at most `timeout` seconds."""
+    async def wanted(self, timeout: float) -> Round | None:
         round_ = self.round
-        if round_ is not None and round_.number > self._served[name]:
+        if round_ is not None and round_.number > self.served_round:
             return round_
         if self._asked is None or self._asked.done():
             self._asked = asyncio.get_running_loop().create_future()
@@ -115,27 +115,57 @@ class Demand:
             async with asyncio.timeout(timeout):
                 await asyncio.shield(self._asked)
         round_ = self.round
-        return round_ if round_ is not None and round_.number > self._served[name] else None
+        return round_ if round_ is not None and round_.number > self.served_round else None
+
+    def check(self) -> None:
+        """Finish the latest round once served, or once nobody is following to serve it."""
+        round_ = self.round
+        done = not self.following or self.served_round >= (round_.number if round_ else 0)
+        if round_ is not None and done and not round_.finished.done():
+            round_.finished.set_result(None)
+
+
+class Demand:
+    """Between the readers, who ask for rounds of the projections they read, and the
+    projector's runners, which serve them (`wanted`, then `served`). Each projection has
+    its own rounds (`Lane`): a read of the lobby folds the lobby alone, and a read model
+    nobody reads is never folded but by the background round."""
+
+    def __init__(self, feed: Feed, names: Sequence[str], longest: float = LONGEST) -> None:
+        self.lanes = {name: Lane(feed, longest) for name in names}
+
+    @property
+    def rounds(self) -> int:
+        """Rounds asked for so far, of all projections."""
+        return sum(lane.rounds for lane in self.lanes.values())
+
+    # ---- the readers' side ------------------------------------------------------------------
+
+    async def catch_up(self, names: Sequence[str] | None = None) -> None:
+        """Returns once each projection of `names` (all when None) that follows has read
+        the feed up to its head as it stood after this call began (or `longest` has
+        passed)."""
+        lanes = self.lanes
+        chosen = lanes.values() if names is None else [lanes[n] for n in names if n in lanes]
+        await asyncio.gather(*(lane.catch_up() for lane in chosen))
+
+    # ---- the runners' side ------------------------------------------------------------------
+
+    async def wanted(self, name: str, timeout: float) -> Round | None:
+        """The round `name` has yet to serve, waiting for one at most `timeout` seconds."""
+        return await self.lanes[name].wanted(timeout)
 
     def served(self, name: str, round_: Round) -> None:
-        """`name` has read the feed to `round_`'s target (or to its end, read after the
-        round began)."""
-        self._served[name] = max(self._served[name], round_.number)
-        self._check(round_)
+        """`name` has read the feed to `round_`'s target."""
+        lane = self.lanes[name]
+        lane.served_round = max(lane.served_round, round_.number)
+        lane.check()
 
     def following(self, name: str, state: str) -> None:
         """The projector's state for `name`: one that is not following holds no round."""
-        if state in FOLLOWING:
-            self._following.add(name)
-        else:
-            self._following.discard(name)
-        if self.round is not None:
-            self._check(self.round)
-
-    def _check(self, round_: Round) -> None:
-        done = all(self._served[n] >= round_.number for n in self._following)
-        if done and not round_.finished.done():
-            round_.finished.set_result(None)
+        lane = self.lanes[name]
+        lane.following = state in FOLLOWING
+        lane.check()
 
 
 class CaughtUpReader:
@@ -147,15 +177,15 @@ class CaughtUpReader:
         self.demand = demand
 
     async def get(self, projection: str, key: str) -> Doc | None:
-        await self.demand.catch_up()
+        await self.demand.catch_up((projection,))
         return await self.store.get(projection, key)
 
     async def get_many(self, projection: str, keys: Sequence[str]) -> list[Doc | None]:
-        await self.demand.catch_up()
+        await self.demand.catch_up((projection,))
         return await self.store.get_many(projection, keys)
 
     async def counters(self, projection: str, key: str) -> dict[str, int]:
-        await self.demand.catch_up()
+        await self.demand.catch_up((projection,))
         return await self.store.counters(projection, key)
 
     async def page(
@@ -169,7 +199,7 @@ class CaughtUpReader:
         max_score: float = float("inf"),
         descending: bool = False,
     ) -> IndexPage:
-        await self.demand.catch_up()
+        await self.demand.catch_up((projection,))
         return await self.store.page(
             projection,
             index,

@@ -4,9 +4,10 @@ when it runs in this process.
 Without REDIS_URL the projections live in memory and the projector runs inside `fairway
 serve` (each worker keeps its own, fed by the same event store), on demand: a read catches
 it up to the feed's head first, and it reads nothing from the feed while nobody reads
-(projections/demand.py), but a slow round every `BACKGROUND` seconds. With REDIS_URL the service
-reads Redis and `fairway projector` writes it; FAIRWAY_PROJECTOR_INLINE=true runs a
-projector inside the service as well (several projectors are safe: each batch commits once).
+(projections/demand.py), but once the feed has been quiet for `QUIET` seconds. With
+REDIS_URL the service reads Redis and `fairway projector` writes it;
+FAIRWAY_PROJECTOR_INLINE=true runs a projector inside the service as well (several
+projectors are safe: each batch commits once).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from service.ops.background import Background
 from service.ops.settings import Settings
 
 INLINE_BATCH = 250
-BACKGROUND = 5.0
-"""Seconds between the in-memory projector's rounds of catch-up while nobody reads: the
-lag, and what a first read after a quiet spell has to fold, stay bounded by this."""
+QUIET = 1.0
+"""In memory: seconds between looks at the feed's head; when it has not moved since the
+last look and the read models are behind it, a round of catch-up of them all."""
 
 
 def projection_store(settings: Settings) -> ProjectionStore:
@@ -45,7 +46,7 @@ class ProjectionService:
         events: EventStore,
         feed: EventStore | None = None,
         shared: SharedFeed | None = None,
-        background: float = BACKGROUND,
+        quiet: float = QUIET,
     ) -> None:
         """`events`: the primary; `feed`: where the projector reads the feed (a replica,
         FAIRWAY_FEED_DATABASE_URL; the primary when None); `shared`: the process's shared
@@ -72,7 +73,7 @@ class ProjectionService:
             self.store if self.demand is None else CaughtUpReader(self.store, self.demand)
         )
         """What the read routes read (the `reader` dependency): in memory, caught up first."""
-        self.background = background
+        self.quiet = quiet
         self._background = Background("fairway-projector", self._project)
 
     async def _project(self) -> None:
@@ -83,13 +84,22 @@ class ProjectionService:
             return
         async with asyncio.TaskGroup() as group:
             group.create_task(self.projector.run())
-            group.create_task(self._slowly(self.demand))
+            group.create_task(self._when_quiet(self.demand))
 
-    async def _slowly(self, demand: Demand) -> None:
-        """A round every `background` seconds, whether anyone reads or not."""
+    async def _when_quiet(self, demand: Demand) -> None:
+        """A round of every projection once the feed's head has stood still for `quiet`
+        seconds (one look a `quiet`), unless they are there already."""
+        last = caught = None
         while True:
-            await asyncio.sleep(self.background)
-            await demand.catch_up()
+            await asyncio.sleep(self.quiet)
+            try:
+                head = await self.feed.feed_head()
+            except StoreError:
+                continue
+            if head == last and head != caught:
+                await demand.catch_up()
+                caught = head
+            last = head
 
     async def caught_up(self) -> None:
         """In memory: once the projector has read the feed to its head (as it stood when

@@ -22,7 +22,7 @@ from service.read.projections import ProjectionService
 pytestmark = pytest.mark.integration
 
 QUIET = 3600.0
-"""The background round's period here: none comes while the test runs."""
+"""The background's look at the feed here: none comes while the test runs."""
 
 
 class Counted:
@@ -59,7 +59,7 @@ class Counted:
 @contextlib.asynccontextmanager
 async def serving(store: EmbeddedStore, counted: Counted) -> AsyncIterator[ProjectionService]:
     """The read side as `fairway serve` runs it without REDIS_URL."""
-    service = ProjectionService(Settings(), store, store, SharedFeed(counted), background=QUIET)
+    service = ProjectionService(Settings(), store, store, SharedFeed(counted), quiet=QUIET)
     service.start()
     try:
         yield service
@@ -106,14 +106,48 @@ async def test_the_projector_reads_nothing_while_nobody_reads(feed: EmbeddedStor
 
 
 async def test_concurrent_readers_share_a_round(feed: EmbeddedStore) -> None:
-    """Given many readers at once, then they are answered by one or two rounds of catch-up
-    between them (one under way may predate some of them: they share the next), not one
-    round each."""
+    """Given many readers of the lobby at once, then they are answered by one or two rounds
+    of its catch-up between them (one under way may predate some of them: they share the
+    next), not one round each; and the other read models are not folded for them."""
     games = GameService(feed, Metrics())
     async with serving(feed, Counted(feed)) as service:
         await service.caught_up()
         assert service.demand is not None
-        before = service.demand.rounds
+        lanes = service.demand.lanes
+        before = {name: lane.rounds for name, lane in lanes.items()}
         await games.create("golf", 2, GameOptions(hands=1), "crowd")
-        await asyncio.gather(*(service.caught_up() for _ in range(50)))
-        assert service.demand.rounds - before <= 2
+        pages = await asyncio.gather(
+            *(service.reader.page(lobby.NAME, lobby.index_name(), limit=10) for _ in range(50))
+        )
+        assert all(page.entries for page in pages)
+        assert lanes[lobby.NAME].rounds - before[lobby.NAME] <= 2
+        assert lanes[scoreboard.Scoreboard.name].rounds == before[scoreboard.Scoreboard.name]
+
+
+async def test_at_rest_the_read_models_catch_up_by_themselves(feed: EmbeddedStore) -> None:
+    """Given the in-memory read models and no reader, when games are created and then the
+    feed stays quiet, then every read model reaches the feed's head by itself (the round
+    the background asks once the head has stood still)."""
+    games = GameService(feed, Metrics())
+    service = ProjectionService(Settings(), feed, feed, SharedFeed(feed), quiet=0.05)
+    service.start()
+    try:
+        await service.caught_up()  # built, and waiting for a round
+        for _ in range(3):
+            await games.create("golf", 2, GameOptions(hands=1), "at rest")
+        head = await feed.feed_head()
+        async with asyncio.timeout(30):
+            while not await at(service, head):
+                await asyncio.sleep(0.02)
+    finally:
+        await service.close()
+
+
+async def at(service: ProjectionService, head: Checkpoint) -> bool:
+    """Whether every read model's live generation stands at `head`."""
+    for name in service.demand.lanes if service.demand else ():
+        number = await service.store.alias(name)
+        snapshot = None if number is None else await service.store.snapshot(name, number, (), ())
+        if snapshot is None or snapshot.checkpoint != head:
+            return False
+    return True
