@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,6 +46,8 @@ from projections.base import Doc, IndexPage, ProjectionReader
 LONGEST = 10.0
 """Seconds a reader waits for its round at most, then is answered from what is there (a
 rebuild from zero of a large feed; a runner backing off from a failing event store)."""
+WATCH = 10.0
+"""Seconds after a read of a projection during which its runner follows every append."""
 FOLLOWING = frozenset({"starting", "running", "rebuilding"})
 """The projector's states in which a projection serves rounds (projections/projector.py)."""
 
@@ -63,22 +66,26 @@ class Round:
 class Lane:
     """One projection's rounds: asked by readers, served by its runner."""
 
-    def __init__(self, feed: Feed, longest: float) -> None:
+    def __init__(self, feed: Feed, longest: float, watch: float) -> None:
         self.feed = feed
         self.longest = longest
+        self.watch = watch
         self.round: Round | None = None
         """The latest round asked for."""
         self.rounds = 0
         """Rounds asked for so far."""
-        self.served_round = 0
-        """The last round the runner served."""
+        self.at: Checkpoint | None = None
+        """Where the runner's last step left the live generation."""
         self.following = False
         """Whether the runner serves rounds (the projector runs, and the projection follows)."""
+        self.read_at = -math.inf
+        """The loop's time of the last read."""
         self._asked: asyncio.Future[None] | None = None
         self._current: asyncio.Task[None] | None = None
         self._next: asyncio.Task[None] | None = None
 
     async def catch_up(self) -> None:
+        self.read_at = asyncio.get_running_loop().time()
         if self._next is None:
             self._next = asyncio.ensure_future(self._after(self._current))
             self._next.add_done_callback(_retrieved)
@@ -105,34 +112,50 @@ class Lane:
             async with asyncio.timeout(self.longest):
                 await asyncio.shield(round_.finished)
 
-    async def wanted(self, timeout: float) -> Round | None:
+    def watched(self) -> bool:
+        """Read within the last `watch` seconds: then the runner follows every append, so
+        that the next read finds it (nearly) there."""
+        return asyncio.get_running_loop().time() - self.read_at < self.watch
+
+    def behind(self, at: Checkpoint) -> bool:
+        """Whether a round asked for is not finished, its target past `at`."""
         round_ = self.round
-        if round_ is not None and round_.number > self.served_round:
-            return round_
+        return round_ is not None and not round_.finished.done() and at < round_.target
+
+    async def wanted(self, at: Checkpoint, timeout: float) -> bool:
+        """Whether a round asks the runner at `at` to read on, waiting at most `timeout`
+        seconds for one."""
+        if self.behind(at):
+            return True
         if self._asked is None or self._asked.done():
             self._asked = asyncio.get_running_loop().create_future()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await asyncio.shield(self._asked)
-        round_ = self.round
-        return round_ if round_ is not None and round_.number > self.served_round else None
+        return self.behind(at)
 
     def check(self) -> None:
-        """Finish the latest round once served, or once nobody is following to serve it."""
+        """Finish the latest round once the runner stands at its target (or past), or once
+        nobody follows to take it there."""
         round_ = self.round
-        done = not self.following or self.served_round >= (round_.number if round_ else 0)
-        if round_ is not None and done and not round_.finished.done():
+        if round_ is None or round_.finished.done():
+            return
+        if not self.following or (self.at is not None and self.at >= round_.target):
             round_.finished.set_result(None)
 
 
 class Demand:
     """Between the readers, who ask for rounds of the projections they read, and the
-    projector's runners, which serve them (`wanted`, then `served`). Each projection has
-    its own rounds (`Lane`): a read of the lobby folds the lobby alone, and a read model
-    nobody reads is never folded but by the background round."""
+    projector's runners, which serve them. Each projection has its own rounds (`Lane`): a
+    read of the lobby folds the lobby alone, and a read model nobody reads is folded only by
+    the background's rounds. A projection read within the last `watch` seconds follows
+    every append, as the projector did before, so that a reader polling it finds little to
+    fold; one not read for that long waits for the next round instead."""
 
-    def __init__(self, feed: Feed, names: Sequence[str], longest: float = LONGEST) -> None:
-        self.lanes = {name: Lane(feed, longest) for name in names}
+    def __init__(
+        self, feed: Feed, names: Sequence[str], longest: float = LONGEST, watch: float = WATCH
+    ) -> None:
+        self.lanes = {name: Lane(feed, longest, watch) for name in names}
 
     @property
     def rounds(self) -> int:
@@ -151,20 +174,18 @@ class Demand:
 
     # ---- the runners' side ------------------------------------------------------------------
 
-    async def wanted(self, name: str, timeout: float) -> Round | None:
-        """The round `name` has yet to serve, waiting for one at most `timeout` seconds."""
-        return await self.lanes[name].wanted(timeout)
-
-    def served(self, name: str, round_: Round) -> None:
-        """`name` has read the feed to `round_`'s target."""
+    def reached(self, name: str, at: Checkpoint) -> None:
+        """`name`'s live generation stands at `at` (a round that asked no further ends)."""
         lane = self.lanes[name]
-        lane.served_round = max(lane.served_round, round_.number)
+        lane.at = at
         lane.check()
 
     def following(self, name: str, state: str) -> None:
         """The projector's state for `name`: one that is not following holds no round."""
         lane = self.lanes[name]
         lane.following = state in FOLLOWING
+        if state == "rebuilding":
+            lane.at = None  # a new generation, from zero
         lane.check()
 
 

@@ -38,7 +38,7 @@ import structlog
 from events.feed import Feed, SharedFeed
 from events.store.base import RecordedEvent, StoreUnavailable
 from projections.base import Projection, ProjectionsUnavailable
-from projections.demand import Demand, Round
+from projections.demand import Demand
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
 from projections.store import Generation, ProjectionStore
@@ -279,30 +279,33 @@ class Projector:
         self._note(name, "running", number)
         runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         checked = looked = time.monotonic()
-        serving: Round | None = None
-        """On demand (`self.demand`): the round of catch-up being served."""
         idle = False
-        """On demand: caught up with every round asked; the feed is not read until the next."""
+        """On demand: at the feed's end as far as any round asked; the feed is read again
+        after the next append if the projection was read lately, else for the next round."""
         while True:
             if idle:
                 assert self.demand is not None
-                serving = await self.demand.wanted(name, self.poll)  # the alias's checks go on
-                idle = serving is None
+                assert runner.checkpoint is not None
+                at = runner.checkpoint
+                if self.demand.lanes[name].watched():
+                    idle = not await self.feed.wait_for_events(at, self.poll)
+                else:  # the alias's checks go on at the poll's pace
+                    idle = not await self.demand.lanes[name].wanted(at, self.poll)
             else:
                 try:
                     read = await runner.step(number)
                 except GenerationGone:
                     return
                 self.progress[name].applied = runner.applied
+                if self.demand is not None and runner.checkpoint is not None:
+                    self.demand.reached(name, runner.checkpoint)
                 if read < self.batch:  # caught up, as far as the feed showed
                     assert runner.checkpoint is not None
                     if self.demand is None:  # wait for the next append
                         await self.feed.wait_for_events(runner.checkpoint, self.poll)
-                    elif serving is None or runner.checkpoint >= serving.target:
-                        if serving is not None:
-                            self.demand.served(name, serving)
-                        serving, idle = None, True
-                    elif read == 0:  # short of the round's target, and nothing shown past
+                    elif not self.demand.lanes[name].behind(runner.checkpoint):
+                        idle = True
+                    elif read == 0:  # short of a round's target, and nothing shown past
                         await self.feed.wait_for_events(runner.checkpoint, self.poll)
             now = time.monotonic()
             if now - checked >= self.poll:

@@ -57,9 +57,13 @@ class Counted:
 
 
 @contextlib.asynccontextmanager
-async def serving(store: EmbeddedStore, counted: Counted) -> AsyncIterator[ProjectionService]:
-    """The read side as `fairway serve` runs it without REDIS_URL."""
-    service = ProjectionService(Settings(), store, store, SharedFeed(counted), quiet=QUIET)
+async def serving(
+    store: EmbeddedStore, counted: Counted, watch: float = 0.0
+) -> AsyncIterator[ProjectionService]:
+    """The read side as `fairway serve` runs it without REDIS_URL; a read model read within
+    `watch` seconds follows every append (none here unless asked)."""
+    shared = SharedFeed(counted)
+    service = ProjectionService(Settings(), store, store, shared, quiet=QUIET, watch=watch)
     service.start()
     try:
         yield service
@@ -124,6 +128,21 @@ async def test_concurrent_readers_share_a_round(feed: EmbeddedStore) -> None:
         assert lanes[scoreboard.Scoreboard.name].rounds == before[scoreboard.Scoreboard.name]
 
 
+async def test_a_read_model_read_lately_follows_every_append(feed: EmbeddedStore) -> None:
+    """Given the lobby read a moment ago (within the watch), when a game is created, then
+    the lobby's projector reads it without another read asking (so that a reader polling
+    the lobby finds little to fold), while the scoreboard, not read, stays where it was."""
+    games = GameService(feed, Metrics())
+    async with serving(feed, Counted(feed), watch=QUIET) as service:
+        await service.reader.page(lobby.NAME, lobby.index_name(), limit=10)
+        await games.create("golf", 2, GameOptions(hands=1), "watched")
+        head = await feed.feed_head()
+        async with asyncio.timeout(30):
+            while not await at(service, head, [lobby.NAME]):
+                await asyncio.sleep(0.02)
+        assert not await at(service, head, [scoreboard.Scoreboard.name])
+
+
 async def test_at_rest_the_read_models_catch_up_by_themselves(feed: EmbeddedStore) -> None:
     """Given the in-memory read models and no reader, when games are created and then the
     feed stays quiet, then every read model reaches the feed's head by itself (the round
@@ -143,9 +162,10 @@ async def test_at_rest_the_read_models_catch_up_by_themselves(feed: EmbeddedStor
         await service.close()
 
 
-async def at(service: ProjectionService, head: Checkpoint) -> bool:
-    """Whether every read model's live generation stands at `head`."""
-    for name in service.demand.lanes if service.demand else ():
+async def at(service: ProjectionService, head: Checkpoint, names: list[str] | None = None) -> bool:
+    """Whether every read model's (of `names`) live generation stands at `head`."""
+    assert service.demand is not None
+    for name in names or service.demand.lanes:
         number = await service.store.alias(name)
         snapshot = None if number is None else await service.store.snapshot(name, number, (), ())
         if snapshot is None or snapshot.checkpoint != head:
