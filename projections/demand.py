@@ -46,7 +46,7 @@ from projections.base import Doc, IndexPage, ProjectionReader
 LONGEST = 10.0
 """Seconds a reader waits for its round at most, then is answered from what is there (a
 rebuild from zero of a large feed; a runner backing off from a failing event store)."""
-WATCH = 10.0
+WATCH = 60.0
 """Seconds after a read of a projection during which its runner follows every append."""
 FOLLOWING = frozenset({"starting", "running", "rebuilding"})
 """The projector's states in which a projection serves rounds (projections/projector.py)."""

@@ -28,6 +28,9 @@ from service.ops.background import Background
 from service.ops.settings import Settings
 
 INLINE_BATCH = 250
+ON_DEMAND_BATCH = 1000
+"""In memory, where a read waits for its round: fewer, larger pages (under a saturated
+loop each await of a page costs a turn of the loop; a turn may take tens of ms)."""
 QUIET = 1.0
 """In memory: seconds between looks at the feed's head; when it has not moved since the
 last look and the read models are behind it, a round of catch-up of them all."""
@@ -68,7 +71,13 @@ class ProjectionService:
         # Inside the service, smaller batches: a batch's fold holds the event loop that
         # serves requests (a few milliseconds at this size).
         self.projector = (
-            Projector(fresh(), self.store, read, batch=INLINE_BATCH, demand=self.demand)
+            Projector(
+                fresh(),
+                self.store,
+                read,
+                batch=INLINE_BATCH if self.demand is None else ON_DEMAND_BATCH,
+                demand=self.demand,
+            )
             if inline
             else None
         )
