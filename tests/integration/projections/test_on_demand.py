@@ -72,9 +72,10 @@ async def serving(
 
 
 async def test_a_read_right_after_an_append_sees_it(feed: EmbeddedStore) -> None:
-    """Given the in-memory read models, when a game is created and its scoreboard and the
-    lobby are read at once after the append returns, then both show it (no wait, no retry:
-    the read caught the projector up first), and so does the next game's."""
+    """Given the in-memory read models not read lately (no watch here), when a game is
+    created and its scoreboard and the lobby are read at once after the append returns,
+    then both show it (no wait, no retry: the read caught the projector up first), and so
+    does the next game's."""
     games = GameService(feed, Metrics())
     async with serving(feed, Counted(feed)) as service:
         for _ in range(2):
@@ -135,12 +136,16 @@ async def test_a_read_model_read_lately_follows_every_append(feed: EmbeddedStore
     games = GameService(feed, Metrics())
     async with serving(feed, Counted(feed), watch=QUIET) as service:
         await service.reader.page(lobby.NAME, lobby.index_name(), limit=10)
+        assert service.demand is not None
+        rounds = service.demand.rounds
         await games.create("golf", 2, GameOptions(hands=1), "watched")
         head = await feed.feed_head()
         async with asyncio.timeout(30):
             while not await at(service, head, [lobby.NAME]):
                 await asyncio.sleep(0.02)
         assert not await at(service, head, [scoreboard.Scoreboard.name])
+        await service.reader.page(lobby.NAME, lobby.index_name(), limit=10)
+        assert service.demand.rounds == rounds  # answered at once, as far as it followed
 
 
 async def test_at_rest_the_read_models_catch_up_by_themselves(feed: EmbeddedStore) -> None:
