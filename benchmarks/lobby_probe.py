@@ -85,7 +85,7 @@ def main() -> None:
         return
     print(f"lobby GET {args.label}: first {times[0] * 1000:.1f} ms (the catch-up since start)")
     ms = sorted(t * 1000 for t in times[1:] or times)
-    q = statistics.quantiles(ms, n=100) if len(ms) > 1 else ms * 99
+    q = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else ms * 99
     print(
         f"lobby GET {args.label}, after the first: n={len(ms)} p50 {q[49]:.1f} ms"
         f" p90 {q[89]:.1f} ms p99 {q[98]:.1f} ms max {ms[-1]:.1f} ms"
