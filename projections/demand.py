@@ -30,8 +30,9 @@ runners wait for a reader instead of an append, and a read first catches them up
   been quiet for a moment: a deployment at rest is caught up, and its first read finds
   nothing to fold. Not on a timer under load: there a round folds the same events a read
   would fold later, and rounds every 5 s kept most of the cost (docs/BENCHMARKS.md,
-  issue 19, "Read models caught up when read"). Status and metrics catch up first, so the
-  lag they show is what a read would find.
+  issue 19, "Read models caught up when read"). `GET /projections` catches up first;
+  /metrics does not (a scrape every few seconds would fold everything as often): there a
+  read model not read lately shows the lag its next read will fold.
 
 The Redis projector (`fairway projector`, FAIRWAY_PROJECTOR_INLINE) does not use this: its
 read models are shared, and readers in other processes cannot ask it.
@@ -90,11 +91,13 @@ class Lane:
         self._current: asyncio.Task[None] | None = None
         self._next: asyncio.Task[None] | None = None
 
-    async def catch_up(self) -> None:
+    async def catch_up(self, watch: bool = True) -> None:
         """A round, shared; none when the runner follows every append (read lately): the
-        read is then answered at once, as far as it has followed, as before."""
+        read is then answered at once, as far as it has followed, as before. `watch`: a
+        read (the runner follows every append for `watch` seconds after it)."""
         following_appends = self.following and self.at is not None and self.watched()
-        self.read_at = asyncio.get_running_loop().time()
+        if watch:
+            self.read_at = asyncio.get_running_loop().time()
         if following_appends:
             return
         if self._next is None:
@@ -175,13 +178,14 @@ class Demand:
 
     # ---- the readers' side ------------------------------------------------------------------
 
-    async def catch_up(self, names: Sequence[str] | None = None) -> None:
+    async def catch_up(self, names: Sequence[str] | None = None, watch: bool = True) -> None:
         """Returns once each projection of `names` (all when None) that follows has read
         the feed up to its head as it stood after this call began (or `longest` has
-        passed)."""
+        passed). `watch`: counted as a read of them (not the background's rounds, nor an
+        operator's look at their status)."""
         lanes = self.lanes
         chosen = lanes.values() if names is None else [lanes[n] for n in names if n in lanes]
-        await asyncio.gather(*(lane.catch_up() for lane in chosen))
+        await asyncio.gather(*(lane.catch_up(watch) for lane in chosen))
 
     # ---- the runners' side ------------------------------------------------------------------
 

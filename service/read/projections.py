@@ -109,15 +109,16 @@ class ProjectionService:
             except StoreError:
                 continue
             if head == last and head != caught:
-                await demand.catch_up()
+                await demand.catch_up(watch=False)
                 caught = head
             last = head
 
-    async def caught_up(self) -> None:
+    async def caught_up(self, watch: bool = True) -> None:
         """In memory: once the projector has read the feed to its head (as it stood when
-        called); on Redis at once (readers there cannot ask the projector)."""
+        called); on Redis at once (readers there cannot ask the projector). `watch`: count
+        it as a read of every read model (each then follows every append for a while)."""
         if self.demand is not None:
-            await self.demand.catch_up()
+            await self.demand.catch_up(watch=watch)
 
     def start(self) -> None:
         """Run the projector in this process, if it has one."""
@@ -132,14 +133,19 @@ class ProjectionService:
         await self.store.close()
 
     async def status(self) -> list[ProjectionStatus]:
-        await self.caught_up()
+        """`GET /projections`, an operator's look: in memory, caught up first (not counted
+        as a read: the read models not read lately stay unfollowed)."""
+        await self.caught_up(watch=False)
         return await statuses(PROJECTIONS, self.store, self.events)
 
     async def metrics(self) -> str:
-        """The projections' gauges, for /metrics; never fails the scrape."""
+        """The projections' gauges, for /metrics; never fails the scrape. Not caught up
+        first: a scrape every few seconds would fold every read model as often, the cost
+        the in-memory read models no longer pay while nobody reads them; so in memory the lag
+        of one not read lately is what its next read will fold (projections/demand.py)."""
         replica = await replica_metrics(self.feed)
         try:
-            found = await self.status()  # caught up first
+            found = await statuses(PROJECTIONS, self.store, self.events)
             return render_metrics(found, await rebuild_counts(PROJECTIONS, self.store)) + replica
         except (ProjectionsUnavailable, StoreError):
             return render_metrics(None) + replica
