@@ -38,6 +38,7 @@ import structlog
 from events.feed import Feed, SharedFeed
 from events.store.base import RecordedEvent, StoreUnavailable
 from projections.base import Projection, ProjectionsUnavailable
+from projections.demand import Demand
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
 from projections.store import Generation, ProjectionStore
@@ -90,7 +91,10 @@ class Projector:
         grace: float = 2 * ALIAS_TTL,
         check_feed: float = CHECK_FEED,
         observe: Callable[[Sequence[RecordedEvent]], None] | None = None,
+        demand: Demand | None = None,
     ) -> None:
+        """`demand`: follow the feed only when readers ask (projections/demand.py: the
+        in-memory read models); None: after every append."""
         self.projections = list(projections)
         self.store = store
         self.feed = SharedFeed.of(feed)  # runners in step share their reads (and, given the
@@ -101,6 +105,7 @@ class Projector:
         self.grace = grace
         self.check_feed = check_feed
         self.observe = observe
+        self.demand = demand
         self.progress = {p.name: Progress() for p in self.projections}
 
     # ---- building ---------------------------------------------------------------------------
@@ -199,8 +204,18 @@ class Projector:
     # ---- following --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Follow every projection until cancelled."""
-        await asyncio.gather(*(self.follow(p) for p in self.projections))
+        """Follow every projection until cancelled. On demand, the projections hold the
+        readers' rounds only while this runs."""
+        names = [p.name for p in self.projections]
+        if self.demand is not None:
+            for name in names:
+                self.demand.following(name, "starting")
+        try:
+            await asyncio.gather(*(self.follow(p) for p in self.projections))
+        finally:
+            if self.demand is not None:
+                for name in names:
+                    self.demand.following(name, "stopped")
 
     async def follow(self, projection: Projection) -> None:
         """Keep `projection` current, until cancelled."""
@@ -264,15 +279,34 @@ class Projector:
         self._note(name, "running", number)
         runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         checked = looked = time.monotonic()
+        idle = False
+        """On demand: at the feed's end as far as any round asked; the feed is read again
+        after the next append if the projection was read lately, else for the next round."""
         while True:
-            try:
-                read = await runner.step(number)
-            except GenerationGone:
-                return
-            self.progress[name].applied = runner.applied
-            if read < self.batch:  # caught up: wait for the next append
+            if idle:
+                assert self.demand is not None
                 assert runner.checkpoint is not None
-                await self.feed.wait_for_events(runner.checkpoint, self.poll)
+                at = runner.checkpoint
+                if self.demand.lanes[name].watched():
+                    idle = not await self.feed.wait_for_events(at, self.poll)
+                else:  # the alias's checks go on at the poll's pace
+                    idle = not await self.demand.lanes[name].wanted(at, self.poll)
+            else:
+                try:
+                    read = await runner.step(number)
+                except GenerationGone:
+                    return
+                self.progress[name].applied = runner.applied
+                if self.demand is not None and runner.checkpoint is not None:
+                    self.demand.reached(name, runner.checkpoint)
+                if read < self.batch:  # caught up, as far as the feed showed
+                    assert runner.checkpoint is not None
+                    if self.demand is None:  # wait for the next append
+                        await self.feed.wait_for_events(runner.checkpoint, self.poll)
+                    elif not self.demand.lanes[name].behind(runner.checkpoint):
+                        idle = True
+                    elif read == 0:  # short of a round's target, and nothing shown past
+                        await self.feed.wait_for_events(runner.checkpoint, self.poll)
             now = time.monotonic()
             if now - checked >= self.poll:
                 checked = now
@@ -298,6 +332,8 @@ class Projector:
     ) -> None:
         progress = self.progress[name]
         progress.state, progress.error = state, error
+        if self.demand is not None:
+            self.demand.following(name, state)
         if generation is not None:
             progress.generation = generation
         if generation_building is not None:

@@ -297,7 +297,7 @@ def create_app(
             "stream_slots": Provide(lambda: stream_slots, sync_to_thread=False),
             "projections": Provide(lambda: holder["projections"], sync_to_thread=False),
             "reader": Provide(
-                lambda: holder["projections"].store,  # type: ignore[attr-defined]
+                lambda: holder["projections"].reader,  # type: ignore[attr-defined]
                 sync_to_thread=False,
             ),
         },

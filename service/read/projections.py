@@ -2,17 +2,23 @@
 when it runs in this process.
 
 Without REDIS_URL the projections live in memory and the projector runs inside `fairway
-serve` (each worker keeps its own, fed by the same event store). With REDIS_URL the service
-reads Redis and `fairway projector` writes it; FAIRWAY_PROJECTOR_INLINE=true runs a
-projector inside the service as well (several projectors are safe: each batch commits once).
+serve` (each worker keeps its own, fed by the same event store), on demand: a read catches
+it up to the feed's head first, and it reads nothing from the feed while nobody reads
+(projections/demand.py), but once the feed has been quiet for `QUIET` seconds. With
+REDIS_URL the service reads Redis and `fairway projector` writes it;
+FAIRWAY_PROJECTOR_INLINE=true runs a projector inside the service as well (several
+projectors are safe: each batch commits once).
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from events.feed import SharedFeed
 from events.store import EventStore, ReplicaStore, StoreError
-from projections.base import ProjectionsUnavailable
+from projections.base import ProjectionReader, ProjectionsUnavailable
 from projections.catalog import PROJECTIONS, fresh
+from projections.demand import WATCH, CaughtUpReader, Demand
 from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
@@ -22,6 +28,12 @@ from service.ops.background import Background
 from service.ops.settings import Settings
 
 INLINE_BATCH = 250
+ON_DEMAND_BATCH = 1000
+"""In memory, where a read waits for its round: fewer, larger pages (under a saturated
+loop each await of a page costs a turn of the loop; a turn may take tens of ms)."""
+QUIET = 1.0
+"""In memory: seconds between looks at the feed's head; when it has not moved since the
+last look and the read models are behind it, a round of catch-up of them all."""
 
 
 def projection_store(settings: Settings) -> ProjectionStore:
@@ -37,30 +49,76 @@ class ProjectionService:
         events: EventStore,
         feed: EventStore | None = None,
         shared: SharedFeed | None = None,
+        quiet: float = QUIET,
+        watch: float = WATCH,
     ) -> None:
         """`events`: the primary; `feed`: where the projector reads the feed (a replica,
         FAIRWAY_FEED_DATABASE_URL; the primary when None); `shared`: the process's shared
         feed around it, which the projector reads through with the other consumers. The lag
-        is measured against the primary's feed, so a replica's lag shows in it."""
+        is measured against the primary's feed, so a replica's lag shows in it. `quiet`,
+        `watch`: in memory, see `QUIET` and projections/demand.py's `WATCH`."""
         self.store = projection_store(settings)
         self.events = events
         self.feed = feed or events
         inline = settings.projector_inline or not settings.redis_url
-        # Inside the service, smaller batches: a batch's fold holds the event loop that
-        # serves requests (a few milliseconds at this size).
-        self.projector = (
-            Projector(fresh(), self.store, shared or self.feed, batch=INLINE_BATCH)
-            if inline
-            else None
-        )
         self.shared = settings.redis_url is not None
         """Whether the projector writes read models every process shares (Redis): then one
         per deployment is enough (service/ops/leader.py); in memory, each process its own."""
+        read = shared or self.feed
+        names = [p.name for p in PROJECTIONS]
+        self.demand = None if self.shared else Demand(read, names, watch=watch)
+        """In memory: the readers' rounds of catch-up (None on Redis: followed eagerly)."""
+        # Inside the service, smaller batches: a batch's fold holds the event loop that
+        # serves requests (a few milliseconds at this size).
+        self.projector = (
+            Projector(
+                fresh(),
+                self.store,
+                read,
+                batch=INLINE_BATCH if self.demand is None else ON_DEMAND_BATCH,
+                demand=self.demand,
+            )
+            if inline
+            else None
+        )
+        self.reader: ProjectionReader = (
+            self.store if self.demand is None else CaughtUpReader(self.store, self.demand)
+        )
+        """What the read routes read (the `reader` dependency): in memory, caught up first."""
+        self.quiet = quiet
         self._background = Background("fairway-projector", self._project)
 
     async def _project(self) -> None:
-        if self.projector is not None:
+        if self.projector is None:
+            return
+        if self.demand is None:
             await self.projector.run()
+            return
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.projector.run())
+            group.create_task(self._when_quiet(self.demand))
+
+    async def _when_quiet(self, demand: Demand) -> None:
+        """A round of every projection once the feed's head has stood still for `quiet`
+        seconds (one look a `quiet`), unless they are there already."""
+        last = caught = None
+        while True:
+            await asyncio.sleep(self.quiet)
+            try:
+                head = await self.feed.feed_head()
+            except StoreError:
+                continue
+            if head == last and head != caught:
+                await demand.catch_up(watch=False)
+                caught = head
+            last = head
+
+    async def caught_up(self, watch: bool = True) -> None:
+        """In memory: once the projector has read the feed to its head (as it stood when
+        called); on Redis at once (readers there cannot ask the projector). `watch`: count
+        it as a read of every read model (each then follows every append for a while)."""
+        if self.demand is not None:
+            await self.demand.catch_up(watch=watch)
 
     def start(self) -> None:
         """Run the projector in this process, if it has one."""
@@ -75,13 +133,19 @@ class ProjectionService:
         await self.store.close()
 
     async def status(self) -> list[ProjectionStatus]:
+        """`GET /projections`, an operator's look: in memory, caught up first (not counted
+        as a read: the read models not read lately stay unfollowed)."""
+        await self.caught_up(watch=False)
         return await statuses(PROJECTIONS, self.store, self.events)
 
     async def metrics(self) -> str:
-        """The projections' gauges, for /metrics; never fails the scrape."""
+        """The projections' gauges, for /metrics; never fails the scrape. Not caught up
+        first: a scrape every few seconds would fold every read model as often, the cost
+        the in-memory read models no longer pay while nobody reads them; so in memory the lag
+        of one not read lately is what its next read will fold (projections/demand.py)."""
         replica = await replica_metrics(self.feed)
         try:
-            found = await self.status()
+            found = await statuses(PROJECTIONS, self.store, self.events)
             return render_metrics(found, await rebuild_counts(PROJECTIONS, self.store)) + replica
         except (ProjectionsUnavailable, StoreError):
             return render_metrics(None) + replica
