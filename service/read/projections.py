@@ -18,7 +18,7 @@ from events.feed import SharedFeed
 from events.store import EventStore, ReplicaStore, StoreError
 from projections.base import ProjectionReader, ProjectionsUnavailable
 from projections.catalog import PROJECTIONS, fresh
-from projections.demand import WATCH, CaughtUpReader, Demand
+from projections.demand import LONGEST, WATCH, CaughtUpReader, Demand
 from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
@@ -51,12 +51,14 @@ class ProjectionService:
         shared: SharedFeed | None = None,
         quiet: float = QUIET,
         watch: float = WATCH,
+        longest: float = LONGEST,
     ) -> None:
         """`events`: the primary; `feed`: where the projector reads the feed (a replica,
         FAIRWAY_FEED_DATABASE_URL; the primary when None); `shared`: the process's shared
         feed around it, which the projector reads through with the other consumers. The lag
         is measured against the primary's feed, so a replica's lag shows in it. `quiet`,
-        `watch`: in memory, see `QUIET` and projections/demand.py's `WATCH`."""
+        `watch`, `longest`: in memory, see `QUIET` and projections/demand.py's `WATCH` and
+        `LONGEST`."""
         self.store = projection_store(settings)
         self.events = events
         self.feed = feed or events
@@ -66,7 +68,7 @@ class ProjectionService:
         per deployment is enough (service/ops/leader.py); in memory, each process its own."""
         read = shared or self.feed
         names = [p.name for p in PROJECTIONS]
-        self.demand = None if self.shared else Demand(read, names, watch=watch)
+        self.demand = None if self.shared else Demand(read, names, longest, watch)
         """In memory: the readers' rounds of catch-up (None on Redis: followed eagerly)."""
         # Inside the service, smaller batches: a batch's fold holds the event loop that
         # serves requests (a few milliseconds at this size).

@@ -63,7 +63,11 @@ async def serving(
     """The read side as `fairway serve` runs it without REDIS_URL; a read model read within
     `watch` seconds follows every append (none here unless asked)."""
     shared = SharedFeed(counted)
-    service = ProjectionService(Settings(), store, store, shared, quiet=QUIET, watch=watch)
+    # no bound on a reader's wait: a read here must see what came before it, however slow
+    # the machine (in service, a reader waits `LONGEST` at most)
+    service = ProjectionService(
+        Settings(), store, store, shared, quiet=QUIET, watch=watch, longest=3600.0
+    )
     service.start()
     try:
         yield service
