@@ -245,6 +245,10 @@ class GameFolds:
             stored = await self._read_stream(stream_id, 1, through)
         except UnreadableEvent:  # (reported by the store) the game is not folded past it
             return GameFold(play=self._play, keep=self._keep, version=through, unreadable=True)
+        for expected, event in enumerate(stored, 1):  # a version missing inside: a gap (its
+            # count alone took the next version for the missing one, and folded it twice)
+            if event.version != expected:
+                raise VersionGap(self.name, stream_id, expected - 1, event.version)
         if len(stored) != through:  # the feed has moved past versions the stream lacks
             raise VersionGap(self.name, stream_id, len(stored), through + 1)
         self.refolds += 1
@@ -261,6 +265,14 @@ class GameFolds:
         while self._weight > self._max_weight and len(self._games) > 1:
             _, fold = self._games.popitem(last=False)
             self._weight -= fold.weight
+
+    @property
+    def play(self) -> bool:
+        return self._play
+
+    @property
+    def keep(self) -> bool:
+        return self._keep
 
     @property
     def cached_games(self) -> int:
