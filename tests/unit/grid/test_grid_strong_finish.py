@@ -44,9 +44,9 @@ def last_turn(best_other: str) -> tuple[Any, tuple[Any, ...]]:
 
 
 def test_the_layouts_score_as_the_comments_say() -> None:
-    assert total_of("2 2 2 3 3 3 4 4 5".split()) == 110
-    assert total_of("Q Q Q J J J T T A 6".split()) == 126
-    assert total_of("Q Q Q J J J T T 9 6".split()) == 120
+    assert total_of(["2", "2", "2", "3", "3", "3", "4", "4", "5"]) == 110
+    assert total_of(["Q", "Q", "Q", "J", "J", "J", "T", "T", "A", "6"]) == 126
+    assert total_of(["Q", "Q", "Q", "J", "J", "J", "T", "T", "9", "6"]) == 120
 
 
 def test_behind_on_its_last_turn_it_gambles_on_its_face_down_card() -> None:
