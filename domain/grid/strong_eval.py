@@ -28,8 +28,8 @@ the layout, weighed by its odds (it may still be swapped for a better one). Tune
 greedy bots with the look-ahead at 1.3 (strong.py), 400 games a candidate on the same deals,
 from 0 to 6: +1 and +2 best; with +2, 1.37x parity over 2,200 games not searched, against
 1.26x without (docs/BENCHMARKS.md). Since unseen cards may group with each other
-(`Knowledge._twins`), +1 (games 0-999: +0.5 36.7%, +1 37.5%, +2 36.3%, with the last turn
-played for the win 37.9%)."""
+(`Knowledge._twins`), +1: games 0-999 (the kept bot 36.7%), +0.5 37.4%, +1 37.5%, +2 36.3%;
++1 with the last turn played for the win (strong_finish.py) 37.9%."""
 BASKETBALL_OPTION = 4.0
 """Basketball: what a peeked card still face down is worth above what it adds, as a card a
 later draw may replace: the mean gain of one draw over it, in units of the mean gain of one
