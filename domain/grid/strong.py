@@ -17,7 +17,6 @@ from domain.bots.base import Chooser
 from domain.cards import rank_of
 from domain.grid.layout import index
 from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
-from domain.grid.strong_finish import Finish
 from domain.grid.strong_outlook import basketball_outlook, golf_outlook
 from domain.grid.view import GridView
 from events.schema.grid import Discard, Draw, EndTurn, Flip, GoOut, Peek, Replace, SetupFlip
@@ -45,13 +44,6 @@ class StrongGridBot:
         if isinstance(legal[0], SetupFlip):
             return legal[rng.randrange(len(legal))]
         plan = Plan(view)
-        finish = plan.last_turn()
-        if finish is not None:
-            draws = [a for a in legal if isinstance(a, Draw)]
-            if view.drawn is not None:
-                return finish.place(view.drawn, legal)
-            if draws:
-                return finish.draw(draws, plan.visible)
         if GoOut() in legal:
             return GoOut() if plan.going_out_pays() else EndTurn()
         if isinstance(legal[0], Flip):
@@ -135,7 +127,7 @@ class Plan:
             if draw.source == "stock":
                 cost = sum(p * self.best_with(r, True) for r, p in self.know.odds.items())
             else:
-                card = self.visible(draw)
+                card = self._visible(draw)
                 if card is None:
                     continue
                 cost = self.best_with(rank_of(card), False)
@@ -179,14 +171,6 @@ class Plan:
                 best, best_cost = action, cost
         return best
 
-    def last_turn(self) -> Finish | None:
-        """Basketball: the seat's last turn, played for the win (strong_finish.py), when
-        every other seat has at most its own last card to come."""
-        if self.rules.scoring != "basketball" or len(self.hidden) != 1:
-            return None
-        finish = Finish(self.view, self.know, self.ranks, self.hidden)
-        return finish if finish.applies else None
-
     def going_out_pays(self) -> bool:
         """Golf: go out when no other layout is expected to score lower than this one once
         its final turn has brought it the next draw's expected saving (against greedy bots,
@@ -200,7 +184,7 @@ class Plan:
         ]
         return not others or mine <= min(others) - GO_OUT_MARGIN
 
-    def visible(self, draw: Draw) -> str | None:
+    def _visible(self, draw: Draw) -> str | None:
         view = self.view
         match draw.source:
             case "centre":

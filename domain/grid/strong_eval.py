@@ -22,14 +22,12 @@ UNKNOWN_BIAS: dict[str, float] = {"hang-ten": 5.0, "tens": 5.0}
 Where a discard needs no flip (Hang Ten) or every card drawn is kept (Tens), the player who
 turns their layout up first ends the hand on the others' face-down cards: racing pays
 (measured against greedy bots: Hang Ten wins 6% at -1.5, 41% at 0, 94% at +5)."""
-BASKETBALL_UNSEEN_BONUS = 1.0
+BASKETBALL_UNSEEN_BONUS = 2.0
 """Basketball: points a face-down card counts above what a card of each rank would add to
 the layout, weighed by its odds (it may still be swapped for a better one). Tuned against
 greedy bots with the look-ahead at 1.3 (strong.py), 400 games a candidate on the same deals,
 from 0 to 6: +1 and +2 best; with +2, 1.37x parity over 2,200 games not searched, against
-1.26x without (docs/BENCHMARKS.md). Since unseen cards may group with each other
-(`Knowledge._twins`), +1: games 0-999 (the kept bot 36.7%), +0.5 37.4%, +1 37.5%, +2 36.3%;
-+1 with the last turn played for the win (strong_finish.py) 37.9%."""
+1.26x without (docs/BENCHMARKS.md)."""
 BASKETBALL_OPTION = 4.0
 """Basketball: what a peeked card still face down is worth above what it adds, as a card a
 later draw may replace: the mean gain of one draw over it, in units of the mean gain of one
@@ -161,19 +159,7 @@ class Knowledge:
                 )
                 for r, p in self.odds.items()
             )
-            total += unknown * extra + unknown * (unknown - 1) / 2 * self._twins(counts)
-        return total
-
-    def _twins(self, counts: dict[str, int]) -> float:
-        """Basketball: what two unseen cards add together beyond what each adds alone, for
-        the chance they are of one rank: two 2s score 25, not 4 (+21); with a 2 known, a
-        second one adds 15 where the first adds 23 (-8). Per pair of unseen cards."""
-        values, total = self.values, 0.0
-        for rank, p in self.odds.items():
-            n, value = counts.get(rank, 0), values[rank]
-            both = _group_worth(rank, n + 2, value) - _group_worth(rank, n, value)
-            each = _group_worth(rank, n + 1, value) - _group_worth(rank, n, value)
-            total += p * p * (both - 2 * each)
+            total += unknown * extra
         return total
 
 

@@ -140,19 +140,3 @@ def test_a_peeked_basketball_card_still_face_down_is_worth_its_chance_to_be_swap
     # A 3 that pairs another 3 adds 22 points: only a king beats it, so its worth is small.
     paired = [*SINGLES[:9], "3"]
     assert 0 < know.cost(paired) - know.cost(paired, open_=[9]) < 1
-
-
-def test_two_unseen_basketball_cards_may_group_with_each_other() -> None:
-    know = basketball_knowledge()
-    know.odds = {"2": 0.5, "K": 0.5}
-    known = SINGLES[:8]  # 3 to T: 52 points, no 2 and no king among them
-    # Each unseen card alone: a 2 (2 points) or a king (25), and its chance to be swapped.
-    alone = 0.5 * 2 + 0.5 * 25 + strong_eval.BASKETBALL_UNSEEN_BONUS
-    assert know.cost([*known, "Q", None]) == -(62 + alone)
-    # Two of them: both 2s (a chance of 1/4) score 25 as a pair, not 4: 21 points more.
-    assert know.cost([*known, None, None]) == -(52 + 2 * alone + 0.25 * 21)
-    # With a 2 already known, a second unseen 2 grows a group by 15 where the first adds
-    # 23: the two unseen cards together are worth less than twice one.
-    with_two = [*known[:7], "2", None, None]  # 3 to 9 and a 2: 44 points
-    each = 0.5 * 23 + 0.5 * 25 + strong_eval.BASKETBALL_UNSEEN_BONUS
-    assert know.cost(with_two) == -(44 + 2 * each + 0.25 * (15 - 23))
