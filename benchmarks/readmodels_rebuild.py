@@ -7,10 +7,8 @@ Appends bot-played games of every variant (whole games, default options) to a th
 embedded event store. Each round then times, one right after the other: a raw read of the
 whole feed (pages of 1,000, decoded: the floor any projection pays), and a rebuild of every
 projection of the catalog from position zero into Redis (a key prefix of its own, deleted
-after) by one projector, as after a flush or at first start (in one pass over the feed,
-`Projector.build_many`, on a tree that has it; else each projection's build at once);
-with `--memory` the same into the in-memory store, with `--each` each projection rebuilt
-alone. Each rebuild's ratio is to
+after) by one projector, as after a flush or at first start; with `--memory` the same into
+the in-memory store, with `--each` each projection rebuilt alone. Each rebuild's ratio is to
 the raw read of the same round, so a shared machine's load skews both alike: the ratio is
 the figure to keep. Prints events/s by wall time, this process's CPU and Redis's CPU per
 event, each round's ratio and their median, the CPU model and the load average before and
@@ -66,13 +64,6 @@ async def build_catalog(store: ProjectionStore, events: EmbeddedStore) -> None:
     generation (the first round: none), as after a flush."""
     projector = Projector(fresh(), store, events, batch=1000, grace=0)
     live = [await store.alias(p.name) for p in projector.projections]
-    together = getattr(projector, "build_many", None)  # in one pass (absent before it was)
-    if together is not None:
-        wanted = [(p, n, "requested") for p, n in zip(projector.projections, live, strict=True)]
-        for outcome in await together(wanted):
-            if isinstance(outcome, BaseException):
-                raise outcome
-        return
     await asyncio.gather(
         *(
             projector.build(p, n, "requested")

@@ -267,13 +267,5 @@ class GameFolds:
             self._weight -= fold.weight
 
     @property
-    def play(self) -> bool:
-        return self._play
-
-    @property
-    def keep(self) -> bool:
-        return self._keep
-
-    @property
     def cached_games(self) -> int:
         return len(self._games)

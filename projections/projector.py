@@ -39,7 +39,6 @@ from events.feed import Feed, SharedFeed
 from events.store.base import RecordedEvent, StoreUnavailable
 from projections.base import Projection, ProjectionsUnavailable
 from projections.demand import Demand
-from projections.one_pass import OnePass
 from projections.redis_store import ALIAS_TTL
 from projections.runner import BATCH, GenerationGone, Runner, VersionGap
 from projections.store import Generation, ProjectionStore
@@ -114,76 +113,33 @@ class Projector:
     async def build(self, projection: Projection, replacing: int | None, reason: Reason) -> int:
         """Build a new generation from position zero to the feed's end, switch the alias to
         it (if it still names `replacing`), drop the one it replaced; the live generation."""
-        number, runner = await self._begin(projection, replacing)
-        return await self._finish(projection, runner, number, replacing, reason)
-
-    async def build_many(
-        self, wanted: Sequence[tuple[Projection, int | None, Reason]]
-    ) -> list[int | BaseException]:
-        """`build` for each (projection, replacing, reason), in one pass over the feed
-        (projections/one_pass.py: one read, one check and one commit of each page for all)
-        while they stay in step; one that falls out goes on alone. Each one's live
-        generation, or what stopped its build (a `VersionGap`: its generation is marked
-        failed, as `build` does)."""
-        begun = [await self._begin(projection, replacing) for projection, replacing, _ in wanted]
-        together = OnePass([(runner, number) for number, runner in begun], self.store, self.feed,
-                           self.batch)  # fmt: skip
-
-        def stepped() -> None:
-            for _, runner in begun:
-                self.progress[runner.projection.name].applied = runner.applied
-
-        await together.run(stepped)
-        return await asyncio.gather(
-            *(
-                self._finish(projection, runner, number, replacing, reason)
-                for (projection, replacing, reason), (number, runner) in zip(
-                    wanted, begun, strict=True
-                )
-            ),
-            return_exceptions=True,
-        )
-
-    async def _begin(self, projection: Projection, replacing: int | None) -> tuple[int, Runner]:
-        """A new generation of `projection` at position zero, and its runner."""
-        source = await self.feed.installation()  # before the first read: what it is built from
-        fresh = await self.store.begin(projection.name, projection.version, source)
-        self._note(projection.name, "rebuilding", replacing, generation_building=fresh.number)
-        return fresh.number, Runner(projection, self.store, self.feed, self.batch, self.observe)
-
-    async def _finish(
-        self,
-        projection: Projection,
-        runner: Runner,
-        number: int,
-        replacing: int | None,
-        reason: Reason,
-    ) -> int:
-        """Run `runner` to the feed's end (where a pass left it, or from zero), then switch
-        the alias to generation `number` and drop the one it replaced."""
         name = projection.name
+        source = await self.feed.installation()  # before the first read: what it is built from
+        fresh = await self.store.begin(name, projection.version, source)
+        self._note(name, "rebuilding", replacing, generation_building=fresh.number)
+        runner = Runner(projection, self.store, self.feed, self.batch, self.observe)
         try:
-            while await runner.step(number):
+            while await runner.step(fresh.number):
                 self.progress[name].applied = runner.applied
         except VersionGap as gap:
-            await self.store.mark(name, number, "failed", str(gap))
+            await self.store.mark(name, fresh.number, "failed", str(gap))
             raise
-        await self.store.mark(name, number, "running")
-        if not await self.store.switch(name, number, replacing):
-            await self.store.drop(name, number)  # another projector switched first
+        await self.store.mark(name, fresh.number, "running")
+        if not await self.store.switch(name, fresh.number, replacing):
+            await self.store.drop(name, fresh.number)  # another projector switched first
             live = await self.store.alias(name)
             if live is None:
                 raise GenerationGone(name)
             return live
         await self.store.count_rebuild(name, reason)
-        self._emit("projection_built", projection=name, generation=number, reason=reason)
+        self._emit("projection_built", projection=name, generation=fresh.number, reason=reason)
         await asyncio.sleep(self.grace if replacing is not None else 0)  # readers' alias cache
         for older in await self.store.generations(name):
             # The one replaced, and any left by a build that was killed or lost the race (a
             # runner still building one finds it gone and follows the alias instead).
-            if older < number:
+            if older < fresh.number:
                 await self.store.drop(name, older)
-        return number
+        return fresh.number
 
     async def rebuild(self, name: str) -> int:
         """`fairway projector --rebuild NAME`: a new generation from zero, switched in."""
@@ -199,31 +155,22 @@ class Projector:
         """The live generation of `projection`, built first if it is missing, has lost its
         meta record (a flush), was built by another code version, or from another feed than
         this one (`feed_changed`)."""
-        number, reason = await self._needed(projection)
-        if reason is None:
-            assert number is not None
-            return number
-        return await self.build(projection, number, reason)
-
-    async def _needed(self, projection: Projection) -> tuple[int | None, Reason | None]:
-        """The live generation and None when it is usable; else the one a build must
-        replace (None: none) and why. `NewerVersion` when newer code built it."""
         name = projection.name
         number = await self.store.alias(name)
         if number is None:
-            return None, "missing"
+            return await self.build(projection, None, "missing")
         meta = await self.store.generation(name, number)
         if meta is not None and meta.version > projection.version:
             # Built by newer code (a rolling deploy): leave it to the new projectors rather
             # than switch readers back to this code's meaning.
             raise NewerVersion(name, meta.version, projection.version)
         if meta is None:
-            return number, "missing"
+            return await self.build(projection, number, "missing")
         if meta.version != projection.version:
-            return number, "version"
+            return await self.build(projection, number, "version")
         changed = await self.feed_changed(meta)
         if changed is None:
-            return number, None
+            return number
         reason, detail = changed
         self.feed.forget()  # pages read from what the feed was
         self._emit(
@@ -234,7 +181,7 @@ class Projector:
             reason=reason,
             detail=detail,
         )
-        return number, reason
+        return await self.build(projection, number, reason)
 
     async def feed_changed(self, meta: Generation) -> tuple[Reason, str] | None:
         """Why the feed is not the one `meta`'s generation was built from and has followed,
@@ -257,37 +204,18 @@ class Projector:
     # ---- following --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Follow every projection until cancelled; those that need a build at start (a
-        first start, a flushed store, new code) are built first, in one pass. On demand, the
-        projections hold the readers' rounds only while this runs."""
+        """Follow every projection until cancelled. On demand, the projections hold the
+        readers' rounds only while this runs."""
         names = [p.name for p in self.projections]
         if self.demand is not None:
             for name in names:
                 self.demand.following(name, "starting")
         try:
-            await self._build_together()
             await asyncio.gather(*(self.follow(p) for p in self.projections))
         finally:
             if self.demand is not None:
                 for name in names:
                     self.demand.following(name, "stopped")
-
-    async def _build_together(self) -> None:
-        """`build_many` for the projections that need a build now. Whatever goes wrong here
-        is left to each one's `follow`, which looks again and handles it as ever (builds
-        alone, waits, or stops at a gap and says so)."""
-        wanted: list[tuple[Projection, int | None, Reason]] = []
-        if len(self.projections) < 2:
-            return  # nothing to do together
-        try:
-            for projection in self.projections:
-                number, reason = await self._needed(projection)
-                if reason is not None:
-                    wanted.append((projection, number, reason))
-            if len(wanted) > 1:
-                await self.build_many(wanted)
-        except Exception as error:
-            log.warning("projections_not_built_together", error=repr(error))
 
     async def follow(self, projection: Projection) -> None:
         """Keep `projection` current, until cancelled."""

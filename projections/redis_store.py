@@ -29,7 +29,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import msgspec
-from redis.asyncio.cluster import RedisCluster
 
 from events.store.base import Checkpoint
 from projections.base import Doc, IndexEntry, IndexPage, ProjectionsUnavailable
@@ -172,30 +171,6 @@ class RedisProjectionStore(ProjectionStore):
     async def commit(
         self, name: str, number: int, start: Checkpoint, end: Checkpoint, changes: Changes
     ) -> Outcome:
-        keys, args = self._commit_call(name, number, start, end, changes)
-        async with _unavailable():
-            result = await self._commit(keys=keys, args=args)
-        return _OUTCOMES[int(result)]
-
-    async def commit_many(
-        self, commits: Sequence[tuple[str, int, Checkpoint, Checkpoint, Changes]]
-    ) -> list[Outcome]:
-        """One pipeline of the commit script, one call per generation (each checks its own
-        checkpoint and applies atomically; the pipeline only saves the round trips). On a
-        cluster the generations lie in different slots: one call after another there."""
-        if isinstance(self._redis, RedisCluster) or len(commits) < 2:
-            return await super().commit_many(commits)
-        async with _unavailable(), self._redis.pipeline(transaction=False) as pipe:
-            for each in commits:
-                keys, args = self._commit_call(*each)
-                await self._commit(keys=keys, args=args, client=pipe)
-            results = await pipe.execute()
-        return [_OUTCOMES[int(result)] for result in results]
-
-    def _commit_call(
-        self, name: str, number: int, start: Checkpoint, end: Checkpoint, changes: Changes
-    ) -> tuple[list[str], list[bytes]]:
-        """The commit script's keys and arguments for one batch."""
         keys = [self._meta(name, number), self._streams(name, number)]
         slots: dict[str, int] = {}
 
@@ -236,7 +211,9 @@ class RedisProjectionStore(ProjectionStore):
                 ops,
             ]
         )
-        return keys, args
+        async with _unavailable():
+            result = await self._commit(keys=keys, args=args)
+        return _OUTCOMES[int(result)]
 
     # ---- reading ----------------------------------------------------------------------------
 

@@ -66,9 +66,6 @@ class Replays:
     version = 2
     """2: a hand's lobby events are kept (version 1 left them out)."""
 
-    types = _WRITES
-    """The runner asks `apply` of these alone (it wrote nothing for the others anyway)."""
-
     def __init__(self, folds: GameFolds | None = None) -> None:
         self.folds = folds or GameFolds(play=False, keep=True, name="replay")
 

@@ -252,49 +252,30 @@ class Runner:
         event's `keys`, when the caller has them already. `MissingDocs` when a `more_keys`
         named docs that `docs` does not hold (the fold goes on to the end first, to name
         them all; only the events before the first such are folded truly)."""
+        changes = Changes()
+        add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
+        moved = changes.versions
+        apply = self.projection.apply
+        wanted: frozenset[type] | None = getattr(self.projection, "types", None)
+        more = getattr(self.projection, "more_keys", None)
         if named is None:
             named = self._named(events)
-        checked: list[RecordedEvent] = []
-        keys_of: list[Sequence[str]] = []
-        moved: dict[str, int] = {}
-        name = self.projection.name
-        wanted: frozenset[type] | None = getattr(self.projection, "types", None)
         applied_here = 0
+        absent: dict[str, None] = {}
         for event, keys in zip(events, named, strict=True):
             stream, version = event.stream_id, event.version
             applied = versions.get(stream, 0)
             if version != applied + 1:
                 if version <= applied:
                     continue  # redelivered: applied before
-                raise VersionGap(name, stream, applied, version)
+                raise VersionGap(self.projection.name, stream, applied, version)
             versions[stream] = moved[stream] = version
             kind = type(event.data)
             if kind is Unreadable:
                 continue  # the store has reported it; the stream's next rows are applied
-            applied_here += 1
-            if wanted is None or kind in wanted:  # the others: counted, versioned, no write
-                checked.append(event)
-                keys_of.append(keys)
-        changes = self.fold_checked(checked, docs, keys_of)
-        changes.versions = moved
-        return changes, applied_here
-
-    def fold_checked(
-        self,
-        events: Sequence[RecordedEvent],
-        docs: dict[str, Doc | None],
-        named: Sequence[Sequence[str]],
-    ) -> Changes:
-        """The writes of `events`, each already checked against its stream's version (none
-        redelivered, none unreadable) and of the projection's `types`: `fold` after its
-        checks, and a pass over a page for several projections (projections/one_pass.py),
-        which checks each event once for all. The versions are left to the caller."""
-        changes = Changes()
-        add, index, put, counters = changes.add, changes.index, changes.docs, changes.counters
-        apply = self.projection.apply
-        more = getattr(self.projection, "more_keys", None)
-        absent: dict[str, None] = {}
-        for event, keys in zip(events, named, strict=True):
+            if wanted is not None and kind not in wanted:
+                applied_here += 1  # counted and versioned: it writes nothing here
+                continue
             if not keys:  # most events, for the projections that read few docs
                 seen: Mapping[str, Doc | None] = _NO_DOCS
             elif len(keys) == 1:
@@ -321,6 +302,7 @@ class Runner:
                     add(write)
                     if type(write) is Delete:
                         docs[write.key] = None
+            applied_here += 1
         if absent:
             raise MissingDocs(list(absent))
-        return changes
+        return changes, applied_here

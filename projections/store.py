@@ -179,14 +179,6 @@ class ProjectionStore(ProjectionReader, abc.ABC):
         """Apply `changes` and move the checkpoint from `start` to `end`, atomically, if the
         generation still exists and its checkpoint is still `start`."""
 
-    async def commit_many(
-        self, commits: Sequence[tuple[str, int, Checkpoint, Checkpoint, Changes]]
-    ) -> list[Outcome]:
-        """`commit` for each of several generations (name, number, start, end, changes),
-        each atomic and checked on its own, in as few round trips as the store allows (one
-        pass over a page commits every projection's batch of it); the outcomes in order."""
-        return [await self.commit(*each) for each in commits]
-
     # ---- reading (through the alias) ----------------------------------------------------------
 
     @abc.abstractmethod

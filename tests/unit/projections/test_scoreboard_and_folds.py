@@ -107,6 +107,17 @@ async def test_a_store_that_lacks_events_stops_the_projection_as_a_gap() -> None
     assert (gap.value.stream_id, gap.value.applied, gap.value.found) == (STREAM, 5, 11)
 
 
+async def test_a_store_that_lacks_a_version_inside_the_stream_is_a_gap_not_a_double_fold() -> None:
+    """A row missing inside the stored stream (version 7 of 1..30): read by count, the
+    stream still gives 30 rows, the next versions in the missing ones' places. Folded, it
+    would apply version 8 twice; it stops the projection as a gap instead."""
+    events = a_game("golf", 2)
+    holed = events[:6] + events[7:]
+    with pytest.raises(VersionGap, match="jumps from version 6 to 8") as gap:
+        await GameFolds(reader(holed, []), name="scoreboard").prepare(events[30:31])
+    assert (gap.value.stream_id, gap.value.applied, gap.value.found) == (STREAM, 6, 8)
+
+
 async def test_an_event_outside_the_prepared_batch_is_refused() -> None:
     events = a_game("golf", 2)
     folds = GameFolds()
