@@ -290,8 +290,8 @@ def _add_to(histogram: Histogram, tallied: list[float]) -> None:
     way to add many observations at once; its `_sum` and `_buckets` values are what
     `observe` increments (prometheus-client 0.2x; tests/unit/service/test_metrics.py checks
     the rendered buckets, sum and count)."""
-    histogram._sum.inc(tallied[0])  # type: ignore[attr-defined]
-    for bucket, n in zip(histogram._buckets, tallied[1:], strict=True):  # type: ignore[attr-defined]
+    histogram._sum.inc(tallied[0])
+    for bucket, n in zip(histogram._buckets, tallied[1:], strict=True):
         if n:
             bucket.inc(n)
 
