@@ -11,17 +11,18 @@ never goes down, even when a worker is replaced); gauges sum the live workers (`
 worker that stops takes its share away; one killed with -9 leaves its last values until the
 instance restarts). Without several workers the values live in the process, as usual.
 
-The hot counts are tallied first: every request's count and latency and every commit's size go
-into plain dicts of this process (a dict update, well under a µs), and are
-added to prometheus-client's values at each `refresh`: at each scrape this worker answers, at
-each read of a value, and, with several workers, every 5 s (service/http/app.py). Writing each
-value through prometheus-client cost 8 µs a request in a multiprocess deployment (a `labels`
-lookup, then a locked mmap write and a `getpid` per value; about 4% of a worker's interpreter
-time in the closed loop, docs/BENCHMARKS.md, issue 19, "Metrics tallied"). What that changes:
-a scrape shows another worker's requests and commits as of its last refresh (at most 5 s
-old; its own, as of now); counters still never go down (a refresh only adds); a worker killed
-with -9 loses the requests and commits it tallied since its last refresh, at most 5 s of them
-(one that stops refreshes first). The other counters (`count`) are written at once.
+The hot counts are tallied first: every request's count and latency, every commit's size and
+every command counted (`TALLIED`) go into plain dicts of this process (a dict update, well
+under a µs), and are added to prometheus-client's values at each `refresh`: at each scrape
+this worker answers, at each read of a value, and, with several workers, every 5 s
+(service/http/app.py). Writing each value through prometheus-client cost 8 µs a request in a
+multiprocess deployment (a `labels` lookup, then a locked mmap write and a `getpid` per value;
+about 4% of a worker's interpreter time in the closed loop, docs/BENCHMARKS.md, issue 19,
+"Metrics tallied"). What that changes: a scrape shows another worker's requests, commits and
+commands as of its last refresh (at most 5 s old; its own, as of now); counters still never
+go down (a refresh only adds); a worker killed with -9 loses what it tallied since its last
+refresh, at most 5 s of it (one that stops refreshes first). The other counters are written
+at once.
 
 What it shows: HELP and TYPE for every family; the counters the service keeps, each present
 from zero; HTTP requests by method, route and status and their latency by route; how many appends
@@ -73,6 +74,8 @@ COUNTERS = {
     "rate_limit_fallbacks": "Requests limited by this process's own bucket because the shared "
     "one in Redis did not answer.",
 }
+TALLIED = frozenset({"commands"})
+"""Counters counted on every action: tallied like the requests (above), not written at once."""
 LABELLED = {
     "turns_played_for": (
         "reason",
@@ -173,10 +176,14 @@ class Metrics:
         batches[1 + bisect.bisect_left(_BATCH_SIZES, size)] += 1
 
     def count(self, name: str, amount: int = 1) -> None:
-        """Written at once (not tallied): a counter the service keeps is read right after
-        the event it counts (the rate limiter's fallbacks, tests/e2e/test_serve_workers.py),
-        and the one on the hot path (`commands`) costs 1.4 µs an action."""
-        self._counter(name).inc(amount)
+        """Written at once, but for the counters of `TALLIED` (counted on every action):
+        the others are rare, and some are read right after what they count (the rate
+        limiter's fallbacks, across workers: tests/e2e/test_serve_workers.py)."""
+        if name in TALLIED:
+            counts = self._tally.counts
+            counts[name] = counts.get(name, 0) + amount
+        else:
+            self._counter(name).inc(amount)
 
     def count_by(self, name: str, label: str, value: str, amount: int = 1) -> None:
         """A counter split by one label (`turns_played_for` by `reason`)."""
@@ -211,6 +218,8 @@ class Metrics:
             _add_to(self._latency.labels(route), latency)
         if tally.batches[0] or any(tally.batches[1:]):
             _add_to(self._append_batches, tally.batches)
+        for name, n in tally.counts.items():
+            self._counter(name).inc(n)
 
     def close(self) -> None:
         """This worker stops: its tallies are added, and its share of the live gauges goes."""
@@ -282,6 +291,7 @@ class _Tally:
         self.requests: dict[tuple[str, str, int], int] = {}
         self.latency: dict[str, list[float]] = {}
         self.batches: list[float] = [0.0] * (len(_BATCH_SIZES) + 2)
+        self.counts: dict[str, int] = {}
 
 
 def _add_to(histogram: Histogram, tallied: list[float]) -> None:

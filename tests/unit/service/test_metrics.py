@@ -74,6 +74,8 @@ def test_the_hot_counts_are_tallied_and_reach_the_values_at_a_refresh() -> None:
     metrics = Metrics()
     metrics.observe_request("POST", "/games/{game_id:str}/actions", 200, 0.002)
     metrics.observe_append_batch(3)
+    metrics.count("commands")
+    metrics.count("append_conflicts")  # rare: written at once
     requests = (
         "fairway_http_requests_total",
         {"method": "POST", "route": "/games/{game_id:str}/actions", "status": "200"},
@@ -81,9 +83,12 @@ def test_the_hot_counts_are_tallied_and_reach_the_values_at_a_refresh() -> None:
     # Not yet written through prometheus-client (a locked mmap write each, with workers).
     assert metrics.registry.get_sample_value(*requests) is None
     assert metrics.registry.get_sample_value("fairway_append_batch_size_count") == 0
+    assert metrics.registry.get_sample_value("fairway_commands_total") == 0
+    assert metrics.registry.get_sample_value("fairway_append_conflicts_total") == 1
     metrics.refresh()
     assert metrics.registry.get_sample_value(*requests) == 1
     assert metrics.registry.get_sample_value("fairway_append_batch_size_count") == 1
+    assert metrics.registry.get_sample_value("fairway_commands_total") == 1
     metrics.refresh()
     assert metrics.registry.get_sample_value(*requests) == 1, "a tally is added once"
 
