@@ -50,7 +50,8 @@ no-op.
 `--py-spy /tmp/prof/bin/py-spy` records the workers during the closed window (raw collapsed
 stacks in --profile-dir; py-spy counts a runnable-but-preempted worker as busy, so on a
 saturated machine it over-weights syscalls: `perf record -e cpu-clock -g -p <worker>` gives
-the true CPU split between the interpreter and the kernel).
+the true CPU split between the interpreter and the kernel); `--py-spy-gil` keeps only the samples
+holding the GIL, which is what to read on a loaded machine (docs/BENCHMARKS.md, issue 19).
 
 This file is the script (its options, the run, the order of the windows); its parts are in
 benchmarks/load/: client, pacing, bots, processes (CPU accounting), server, phases, stats,
@@ -159,7 +160,7 @@ async def measure(
     phases = set(args.phases.split(","))
     try:
         if "closed" in phases:
-            spy = PySpy(args.py_spy, Path(args.profile_dir), args.seconds)
+            spy = PySpy(args.py_spy, Path(args.profile_dir), args.seconds, args.py_spy_gil)
             if args.quiet_wait:
                 await wait_quiet(args.quiet_wait)
             asyncio.get_running_loop().call_later(args.warmup, spy.start, workers)
@@ -285,6 +286,11 @@ def main() -> None:
         " /health likewise), paced (POST /actions at --rate), depth",
     )
     parser.add_argument("--py-spy", default=None, help="py-spy executable: profile the workers")
+    parser.add_argument(
+        "--py-spy-gil",
+        action="store_true",
+        help="py-spy only the samples holding the GIL (what the interpreter runs)",
+    )
     parser.add_argument("--profile-dir", default="/tmp/fairway-api-load")
     parser.add_argument(
         "--server-path",

@@ -187,8 +187,8 @@ async def balance(clients: list[RawClient], workers: list[int], port: int) -> di
 class PySpy:
     """py-spy record of each server worker during the action window (optional)."""
 
-    def __init__(self, exe: str | None, out_dir: Path, seconds: float) -> None:
-        self.exe, self.out_dir, self.seconds = exe, out_dir, seconds
+    def __init__(self, exe: str | None, out_dir: Path, seconds: float, gil: bool = False) -> None:
+        self.exe, self.out_dir, self.seconds, self.gil = exe, out_dir, seconds, gil
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, pids: list[int]) -> None:
@@ -211,6 +211,7 @@ class PySpy:
                         "--format",
                         "raw",
                         "--nonblocking",
+                        *(["--gil"] if self.gil else []),
                         "-o",
                         str(out),
                     ],

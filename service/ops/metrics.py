@@ -11,6 +11,19 @@ never goes down, even when a worker is replaced); gauges sum the live workers (`
 worker that stops takes its share away; one killed with -9 leaves its last values until the
 instance restarts). Without several workers the values live in the process, as usual.
 
+The hot counts are tallied first: every request's count and latency, every commit's size and
+every command counted (`TALLIED`) go into plain dicts of this process (a dict update, well
+under a µs), and are added to prometheus-client's values at each `refresh`: at each scrape
+this worker answers, at each read of a value, and, with several workers, every 5 s
+(service/http/app.py). Writing each value through prometheus-client cost 8 µs a request in a
+multiprocess deployment (a `labels` lookup, then a locked mmap write and a `getpid` per value;
+about 4% of a worker's interpreter time in the closed loop, docs/BENCHMARKS.md, issue 19,
+"Metrics tallied"). What that changes: a scrape shows another worker's requests, commits and
+commands as of its last refresh (at most 5 s old; its own, as of now); counters still never
+go down (a refresh only adds); a worker killed with -9 loses what it tallied since its last
+refresh, at most 5 s of it (one that stops refreshes first). The other counters are written
+at once.
+
 What it shows: HELP and TYPE for every family; the counters the service keeps, each present
 from zero; HTTP requests by method, route and status and their latency by route; how many appends
 each commit of the event store carried (`fairway_append_batch_size`); the gauges
@@ -23,6 +36,7 @@ are read from the projection store at each scrape (service/read/projections.py).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
@@ -60,6 +74,8 @@ COUNTERS = {
     "rate_limit_fallbacks": "Requests limited by this process's own bucket because the shared "
     "one in Redis did not answer.",
 }
+TALLIED = frozenset({"commands"})
+"""Counters counted on every action: tallied like the requests (above), not written at once."""
 LABELLED = {
     "turns_played_for": (
         "reason",
@@ -100,6 +116,7 @@ class Metrics:
         self._counters: dict[str, Counter] = {}
         self._gauges: dict[str, Gauge] = {}
         self._samplers: dict[str, Callable[[], float]] = {}
+        self._tally = _Tally()
         self._requests = Counter(
             "fairway_http_requests",
             "HTTP requests by method, route and status.",
@@ -141,16 +158,32 @@ class Metrics:
             self.registry.register(GC_COLLECTOR)
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
-        self._requests.labels(method, route, str(status)).inc()
-        self._latency.labels(route).observe(seconds)
+        """A request answered: tallied, added to the values at the next `refresh`."""
+        tally = self._tally
+        key = (method, route, status)
+        tally.requests[key] = tally.requests.get(key, 0) + 1
+        latency = tally.latency.get(route)
+        if latency is None:
+            latency = tally.latency[route] = [0.0] * (len(_BUCKETS) + 2)
+        latency[0] += seconds
+        latency[1 + bisect.bisect_left(_BUCKETS, seconds)] += 1
 
     def observe_append_batch(self, size: int) -> None:
         """The event store committed `size` appends in one transaction (a listener of
-        `EventStore.append_batches`)."""
-        self._append_batches.observe(size)
+        `EventStore.append_batches`); tallied like a request."""
+        batches = self._tally.batches
+        batches[0] += size
+        batches[1 + bisect.bisect_left(_BATCH_SIZES, size)] += 1
 
     def count(self, name: str, amount: int = 1) -> None:
-        self._counter(name).inc(amount)
+        """Written at once, but for the counters of `TALLIED` (counted on every action):
+        the others are rare, and some are read right after what they count (the rate
+        limiter's fallbacks, across workers: tests/e2e/test_serve_workers.py)."""
+        if name in TALLIED:
+            counts = self._tally.counts
+            counts[name] = counts.get(name, 0) + amount
+        else:
+            self._counter(name).inc(amount)
 
     def count_by(self, name: str, label: str, value: str, amount: int = 1) -> None:
         """A counter split by one label (`turns_played_for` by `reason`)."""
@@ -168,12 +201,29 @@ class Metrics:
     def refresh(self) -> None:
         """Take the sampled gauges' values now: the answering worker does at each scrape;
         with several workers each also does every few seconds (service/http/app.py), so that
-        its share is current whoever answers."""
+        its share is current whoever answers. The tallied counts are added to the values
+        here too."""
+        self._flush()
         for name, read in self._samplers.items():
             self._gauges[name].set(read())
 
+    def _flush(self) -> None:
+        """The counts tallied since the last flush, added to prometheus-client's values. A
+        histogram's child keeps its sum and one value per bucket (the count of observations
+        that fell in it, not cumulative): the tallies are added to those."""
+        tally, self._tally = self._tally, _Tally()
+        for (method, route, status), n in tally.requests.items():
+            self._requests.labels(method, route, str(status)).inc(n)
+        for route, latency in tally.latency.items():
+            _add_to(self._latency.labels(route), latency)
+        if tally.batches[0] or any(tally.batches[1:]):
+            _add_to(self._append_batches, tally.batches)
+        for name, n in tally.counts.items():
+            self._counter(name).inc(n)
+
     def close(self) -> None:
-        """This worker stops: its share of the live gauges goes."""
+        """This worker stops: its tallies are added, and its share of the live gauges goes."""
+        self._flush()
         if self.multiprocess:
             multiprocess.mark_process_dead(os.getpid())
 
@@ -189,6 +239,7 @@ class Metrics:
 
     def value(self, name: str, **labels: str) -> float:
         """This process's count of `name` (a counter, else a gauge); 0 when never counted."""
+        self._flush()
         for sample in (f"fairway_{name}_total", f"fairway_{name}"):
             found = self.registry.get_sample_value(sample, labels)
             if found is not None:
@@ -230,6 +281,29 @@ class Metrics:
                 multiprocess_mode="livesum",
             )
         return gauge
+
+
+class _Tally:
+    """Counts of one process not yet added to prometheus-client's values (`Metrics._flush`).
+    A latency or batch list: the sum, then one count per bucket, +Inf last."""
+
+    def __init__(self) -> None:
+        self.requests: dict[tuple[str, str, int], int] = {}
+        self.latency: dict[str, list[float]] = {}
+        self.batches: list[float] = [0.0] * (len(_BATCH_SIZES) + 2)
+        self.counts: dict[str, int] = {}
+
+
+def _add_to(histogram: Histogram, tallied: list[float]) -> None:
+    """Add a tally (sum, then per-bucket counts) to a histogram (or a labelled child of one)
+    as `observe` would have, one observation at a time. prometheus-client offers no public
+    way to add many observations at once; its `_sum` and `_buckets` values are what
+    `observe` increments (prometheus-client 0.2x; tests/unit/service/test_metrics.py checks
+    the rendered buckets, sum and count)."""
+    histogram._sum.inc(tallied[0])
+    for bucket, n in zip(histogram._buckets, tallied[1:], strict=True):
+        if n:
+            bucket.inc(n)
 
 
 class _Readings:

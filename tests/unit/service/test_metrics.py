@@ -68,3 +68,49 @@ def test_the_event_stores_commit_sizes_are_a_histogram() -> None:
     metrics.observe_append_batch(5)
     sizes = families(metrics)["fairway_append_batch_size"]
     assert (sizes["le=1.0"], sizes["le=4.0"], sizes["le=8.0"], sizes["le=+Inf"]) == (1, 1, 2, 2)
+
+
+def test_the_hot_counts_are_tallied_and_reach_the_values_at_a_refresh() -> None:
+    metrics = Metrics()
+    metrics.observe_request("POST", "/games/{game_id:str}/actions", 200, 0.002)
+    metrics.observe_append_batch(3)
+    metrics.count("commands")
+    metrics.count("append_conflicts")  # rare: written at once
+    requests = (
+        "fairway_http_requests_total",
+        {"method": "POST", "route": "/games/{game_id:str}/actions", "status": "200"},
+    )
+    # Not yet written through prometheus-client (a locked mmap write each, with workers).
+    assert metrics.registry.get_sample_value(*requests) is None
+    assert metrics.registry.get_sample_value("fairway_append_batch_size_count") == 0
+    assert metrics.registry.get_sample_value("fairway_commands_total") == 0
+    assert metrics.registry.get_sample_value("fairway_append_conflicts_total") == 1
+    metrics.refresh()
+    assert metrics.registry.get_sample_value(*requests) == 1
+    assert metrics.registry.get_sample_value("fairway_append_batch_size_count") == 1
+    assert metrics.registry.get_sample_value("fairway_commands_total") == 1
+    metrics.refresh()
+    assert metrics.registry.get_sample_value(*requests) == 1, "a tally is added once"
+
+
+def test_tallied_latencies_fall_in_the_buckets_observe_would_choose() -> None:
+    metrics = Metrics()
+    for seconds in (0.005, 0.0051, 3.0, 0.0001):  # on a bound, just past it, past all, low
+        metrics.observe_request("GET", "/health", 200, seconds)
+    metrics.observe_request("GET", "/health", 503, 0.02)
+    latency = families(metrics)["fairway_http_request_seconds"]
+    route = "route=/health"
+    assert latency[f"le=0.001,{route}"] == 1
+    assert latency[f"le=0.005,{route}"] == 2
+    assert latency[f"le=0.01,{route}"] == 3
+    assert latency[f"le=0.025,{route}"] == 4
+    assert latency[f"le=2.5,{route}"] == 4
+    assert latency[f"le=+Inf,{route}"] == 5
+    total = metrics.registry.get_sample_value(
+        "fairway_http_request_seconds_sum", {"route": "/health"}
+    )
+    assert total is not None
+    assert abs(total - 3.0302) < 1e-9
+    requests = families(metrics)["fairway_http_requests"]
+    assert requests["method=GET,route=/health,status=200"] == 4
+    assert requests["method=GET,route=/health,status=503"] == 1
