@@ -18,7 +18,6 @@ from domain.cards import rank_of
 from domain.grid.layout import index
 from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
 from domain.grid.strong_outlook import basketball_outlook, golf_outlook
-from domain.grid.strong_risk import RISK_WHERE, risk_weight, variance
 from domain.grid.view import GridView
 from events.schema.grid import Discard, Draw, EndTurn, Flip, GoOut, Peek, Replace, SetupFlip
 
@@ -77,12 +76,6 @@ class Plan:
         """Basketball: price layouts with the next draw's saving (placing and flipping; in
         the draw it costs a rank's worth of work more per rank and measured no better)."""
         self.spots = self.hidden if self.rules.replace == "face-down" else range(len(self.ranks))
-        self.risk = 0.0
-        """Basketball: points of mean a point of variance is worth (strong_risk.py)."""
-        if self.rules.scoring == "basketball":
-            self.risk = risk_weight(self.know, view, self.seat, self.ranks, len(self.hidden))
-            if "layout" in RISK_WHERE:
-                self.know.risk = self.risk
 
     def cost(self, ranks: Ranks, open_: Sequence[int] | None = None) -> float:
         """The expected cost of a layout the turn leaves, `open_` its face-down positions:
@@ -132,12 +125,7 @@ class Plan:
         best, best_cost = draws[0], float("inf")
         for draw in draws:
             if draw.source == "stock":
-                odds = list(self.know.odds.items())
-                costs = [self.best_with(r, True) for r, _ in odds]
-                chances = [p for _, p in odds]
-                cost = sum(p * c for p, c in zip(chances, costs, strict=True))
-                if self.risk and "draw" in RISK_WHERE:
-                    cost -= self.risk * variance(costs, chances)
+                cost = sum(p * self.best_with(r, True) for r, p in self.know.odds.items())
             else:
                 card = self._visible(draw)
                 if card is None:

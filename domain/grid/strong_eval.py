@@ -86,8 +86,6 @@ class Knowledge:
         self._options: dict[int, float] = {}
         """Basketball: `_option` by worth, worked out when first needed."""
         self._option_scale: float | None = None
-        self.risk = 0.0
-        """Basketball: points of mean a point of variance is worth (strong_risk.py)."""
 
     def cost(
         self,
@@ -153,18 +151,14 @@ class Knowledge:
                 adds = _group_worth(rank, n, value) - _group_worth(rank, n - 1, value)
                 total += self._option(adds)
         if unknown:
-            rises = [
-                (
-                    p,
+            extra = BASKETBALL_UNSEEN_BONUS + sum(
+                p
+                * (
                     _group_worth(r, counts.get(r, 0) + 1, values[r])
-                    - _group_worth(r, counts.get(r, 0), values[r]),
+                    - _group_worth(r, counts.get(r, 0), values[r])
                 )
                 for r, p in self.odds.items()
-            ]
-            mean = sum(p * a for p, a in rises)
-            extra = BASKETBALL_UNSEEN_BONUS + mean
-            if self.risk:
-                extra += self.risk * sum(p * (a - mean) ** 2 for p, a in rises)
+            )
             total += unknown * extra
         return total
 
