@@ -210,11 +210,20 @@ class PostgresStore(EventStore):
         self, stream_id: str, expected_version: int, prepared: list[PreparedEvent]
     ) -> Rows:
         """One append in a transaction of its own, which wakes the readers as it commits: a
-        lone append (a paced action's) needs no NOTIFY transaction after it."""
+        lone append (a paced action's) needs no NOTIFY transaction after it. Should the
+        notification queue be full (a listener stuck for hours: PostgreSQL then refuses
+        the commit, 54000), the append goes again without it and the notifier sends one,
+        whose failure loses nothing (readers poll): a wake-up never costs an append."""
         query, params = append_call(stream_id, expected_version, prepared, notify=True)
         with Translate(stream_id, expected_version):
-            async with self._connection() as conn:
-                rows = await (await conn.execute(query, params)).fetchall()
+            try:
+                async with self._connection() as conn:
+                    return await (await conn.execute(query, params)).fetchall()
+            except psycopg.errors.ProgramLimitExceeded:
+                query, params = append_call(stream_id, expected_version, prepared)
+                async with self._connection() as conn:
+                    rows = await (await conn.execute(query, params)).fetchall()
+        self._notify_soon()
         return rows
 
     async def _append_together(self, batch: Sequence[Pending]) -> list[Outcome]:
