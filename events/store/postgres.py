@@ -4,15 +4,10 @@ Append is one call of `fairway_append` (SECURITY DEFINER: the app role may not I
 events/migrations/0004_append_only_through_the_function.sql) in an implicit transaction:
 one round trip. Appends that arrive while another commits wait and then go together, each
 still one call of `fairway_append`, in one statement (group commit: postgres_group.py).
-
-Readers are woken by `NOTIFY fairway_events`. An append that goes alone (nothing else in
-flight in this process: a paced action, most appends below a few hundred a second) notifies
-in its own statement (`pg_notify`), delivered by PostgreSQL as it commits: no second
-transaction, round trip and WAL flush after it, which a lone action used to pay. A batch's
-commit is followed instead by a notifier task's NOTIFY, a transaction of its own, one for a
-whole burst of batches, on a connection of its own (half the client CPU of a pooled one):
-PostgreSQL serialises the commits of notifying transactions (a lock held to the end of each
-commit, for the queue's order), which the busy path's batches are kept out of. The feed
+Once it has committed, a notifier task sends `NOTIFY fairway_events` as a transaction of its
+own (never inside the append, where it would serialise every commit), one NOTIFY for a
+whole burst of appends, on a connection of its own (half the client CPU of a pooled one: at
+a steady 200 appends a second there are a hundred NOTIFYs a second per process). The feed
 reads only rows of transactions older than the snapshot's xmin, which have all ended: a
 transaction that commits late is never skipped (docs/EVENT_STORE.md).
 
@@ -209,20 +204,10 @@ class PostgresStore(EventStore):
     async def _append_alone(
         self, stream_id: str, expected_version: int, prepared: list[PreparedEvent]
     ) -> Rows:
-        """One append in a transaction of its own, which wakes the readers as it commits: a
-        lone append (a paced action's) needs no NOTIFY transaction after it. Should the
-        notification queue be full (a listener stuck for hours: PostgreSQL then refuses
-        the commit, 54000), the append goes again without it and the notifier sends one,
-        whose failure loses nothing (readers poll): a wake-up never costs an append."""
-        query, params = append_call(stream_id, expected_version, prepared, notify=True)
+        query, params = append_call(stream_id, expected_version, prepared)
         with Translate(stream_id, expected_version):
-            try:
-                async with self._connection() as conn:
-                    return await (await conn.execute(query, params)).fetchall()
-            except psycopg.errors.ProgramLimitExceeded:
-                query, params = append_call(stream_id, expected_version, prepared)
-                async with self._connection() as conn:
-                    rows = await (await conn.execute(query, params)).fetchall()
+            async with self._connection() as conn:
+                rows = await (await conn.execute(query, params)).fetchall()
         self._notify_soon()
         return rows
 

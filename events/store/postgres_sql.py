@@ -20,16 +20,6 @@ _APPEND_ONE: Final = (  # the same function for one event, without arrays (cheap
     "SELECT stream_version, global_position, hash FROM fairway_append("
     "%b::text, %b::int4, %b::uuid, %b::text, %b::int4, %b::text, %b::text)"
 )
-_NOTIFYING: Final = f", pg_notify('{CHANNEL}', '')"
-"""A lone append's wake-up, sent with its commit (PostgreSQL delivers one per transaction)."""
-_APPEND_NOTIFYING: Final = (
-    "SELECT stream_version, global_position, hash" + _NOTIFYING + " FROM fairway_append("
-    "%b::text, %b::int4, %b::uuid[], %b::text[], %b::int4[], %b::text[], %b::text[])"
-)
-_APPEND_ONE_NOTIFYING: Final = (
-    "SELECT stream_version, global_position, hash" + _NOTIFYING + " FROM fairway_append("
-    "%b::text, %b::int4, %b::uuid, %b::text, %b::int4, %b::text, %b::text)"
-)
 _APPEND_BATCH: Final = (  # events/migrations/0008_cheaper_append.sql
     "SELECT append_no, stream_version, global_position, hash, error_state, error_message,"
     " error_detail, error_constraint FROM fairway_append_together(%b::text[], %b::int4[],"
@@ -77,14 +67,12 @@ RECEIPT_KEYS: Final = (
 
 
 def append_call(
-    stream_id: str, expected: int, prepared: list[PreparedEvent], notify: bool = False
+    stream_id: str, expected: int, prepared: list[PreparedEvent]
 ) -> tuple[LiteralString, tuple[object, ...]]:
-    """The statement and parameters of `fairway_append` for these events; `notify`: the
-    statement also notifies `CHANNEL`, which PostgreSQL delivers when it commits (and never
-    if it does not). Its rows then hold a fourth column, empty."""
+    """The statement and parameters of `fairway_append` for these events."""
     if len(prepared) == 1:
         (one,) = prepared
-        return _APPEND_ONE_NOTIFYING if notify else _APPEND_ONE, (
+        return _APPEND_ONE, (
             stream_id,
             expected,
             one.event_id,
@@ -93,7 +81,7 @@ def append_call(
             one.data.decode(),
             one.metadata.decode(),
         )
-    return _APPEND_NOTIFYING if notify else _APPEND, (
+    return _APPEND, (
         stream_id,
         expected,
         [p.event_id for p in prepared],
