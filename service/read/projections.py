@@ -28,9 +28,12 @@ from service.ops.background import Background
 from service.ops.settings import Settings
 
 INLINE_BATCH = 250
-ON_DEMAND_BATCH = 1000
-"""In memory, where a read waits for its round: fewer, larger pages (under a saturated
-loop each await of a page costs a turn of the loop; a turn may take tens of ms)."""
+ON_DEMAND_BATCH = INLINE_BATCH
+"""In memory, a round's pages. Pages of 1000 made a first read under a saturated loop wait
+4 s instead of 9.6 (each page's awaits wait a turn of the loop), but a reader now waits
+`LONGEST` at most whatever the page; and a round of all six after a busy spell (the quiet
+round) held RSS at 157.7 MB with them against 150.8 MB with 250 (main, following every
+append: 149.6 MB; docs/BENCHMARKS.md, issue 19, "on a quiet machine, a fourth time")."""
 QUIET = 1.0
 """In memory: seconds between looks at the feed's head; when it has not moved since the
 last look and the read models are behind it, a round of catch-up of them all."""
