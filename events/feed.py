@@ -30,9 +30,7 @@ are shared:
   clocks and the bots' think times are seconds); the live streams do not read through here.
   The next read after such a checkpoint asks as many events as the largest read that ended
   there, so that consumers of different page sizes (the projector's and the followers')
-  woken together share it. After the pace the wait looks by reading that page: when it holds
-  events, it is the page the consumers read next (kept for their reads after that
-  checkpoint, short as it is), so a paced wake-up costs one statement, not two.
+  woken together share it.
 
 A failure of a shared read or wait reaches every consumer that joined it; each handles it on
 its own (backs off and reads again), and the next read or wait asks the store anew.
@@ -106,9 +104,6 @@ class SharedFeed:
         self._ended: OrderedDict[Checkpoint, tuple[float, int]] = OrderedDict()
         """For the last few checkpoints where a read of several streams' events reached the
         feed's end: when it ended, and the most events asked by a read that ended there."""
-        self._found: OrderedDict[Checkpoint, list[RecordedEvent]] = OrderedDict()
-        """The page a paced wait read after each of the last few checkpoints (it ran short,
-        yet serves the reads after the same checkpoint: any first events after it do)."""
 
     @classmethod
     def of(cls, feed: Feed) -> SharedFeed:
@@ -118,9 +113,6 @@ class SharedFeed:
     # ---- reads ------------------------------------------------------------------------------
 
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
-        found = self._found.get(after)
-        if found is not None:
-            return found[:limit]
         kept = self._pages.get(after)
         if kept is not None and _serves(*kept, limit):
             task = kept[1]
@@ -173,8 +165,6 @@ class SharedFeed:
                 await asyncio.sleep(timeout)
                 return False
             await asyncio.shield(self._lingering(after, ended[0] + self.pace))
-            if after not in self._woke and await self._look_by_reading(after, ended[1]):
-                return True
         woke = self._woke.get(after)
         while woke is None:
             remaining = deadline - loop.time()
@@ -183,24 +173,6 @@ class SharedFeed:
             woke = await self._join(after, remaining)
         if linger > 0:
             await asyncio.shield(self._lingering(after, woke + linger))
-        return True
-
-    async def _look_by_reading(self, after: Checkpoint, asked: int) -> bool:
-        """After the pace, look by reading the page the consumers will ask for (one read
-        for all who paced together), not one event: when it holds events, the wait is over
-        and that page answers the reads after `after` that follow (`_found`), so a paced
-        wake-up costs one statement, not a look and then a read. When it holds none, the
-        wait goes on as any does (beginning with a look: nothing is lost between)."""
-        page = await self.read_feed(after, asked)
-        if not page:
-            return False
-        self._found[after] = page
-        self._found.move_to_end(after)
-        while len(self._found) > self._keep:
-            self._found.popitem(last=False)
-        self._woke[after] = asyncio.get_running_loop().time()
-        while len(self._woke) > self._keep:
-            self._woke.popitem(last=False)
         return True
 
     def _lingering(self, after: Checkpoint, until: float) -> asyncio.Future[None]:
@@ -284,7 +256,6 @@ class SharedFeed:
         self._pages.clear()
         self._woke.clear()
         self._ended.clear()
-        self._found.clear()
 
     async def read_stream(
         self,

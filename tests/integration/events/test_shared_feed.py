@@ -209,7 +209,7 @@ async def test_after_a_read_that_reached_the_end_the_next_look_waits_for_the_pac
 ) -> None:
     """Under a steady stream of appends the consumers read once per pace, not once per
     append: a wait after a read that found events and reached the feed's end does not look
-    before the pace has passed; then it reads, and finds what was appended meanwhile."""
+    before the pace has passed; then it looks, and finds what was appended meanwhile."""
     await append(feed, "game:i", 0, 1)
     await append(feed, "game:i2", 0, 1)
     counting = Counting(feed)
@@ -221,53 +221,7 @@ async def test_after_a_read_that_reached_the_end_the_next_look_waits_for_the_pac
     assert counting.waits == 0
     assert not any(task.done() for task in waiting)
     assert await asyncio.wait_for(asyncio.gather(*waiting), 30) == [True] * 3
-    assert counting.waits == 0  # it looked by reading: one read for the three, after the pace
-    assert counting.reads == 2
-
-
-async def test_a_paced_wait_looks_by_reading_the_page_its_consumers_read_next(
-    feed: EmbeddedStore,
-) -> None:
-    """After the pace the wait reads the page the consumers ask for next (as many events as
-    the largest read that ended there) and that page answers them: one statement a paced
-    wake-up, not a look and then a read."""
-    await append(feed, "game:p", 0, 1)
-    await append(feed, "game:p2", 0, 1)
-    counting = Counting(feed)
-    shared = SharedFeed(counting, pace=0.05)
-    await shared.read_feed(START, 250)
-    [_, last] = await shared.read_feed(START, 1000)
-    await append(feed, "game:p", 1, 1)
-    await append(feed, "game:p3", 0, 2)
-    reads = counting.reads
-    assert await asyncio.wait_for(shared.wait_for_events(last.checkpoint, 30.0), 10) is True
-    assert counting.reads == reads + 1
-    assert counting.waits == 0
-    big, small = (
-        await shared.read_feed(last.checkpoint, 1000),
-        await shared.read_feed(last.checkpoint, 2),
-    )
-    assert [e.stream_id for e in big] == ["game:p", "game:p3", "game:p3"]
-    assert small == big[:2]
-    assert counting.reads == reads + 1  # the wait's page answered both
-
-
-async def test_a_paced_wait_that_reads_nothing_goes_on_waiting_and_wakes_on_the_next_append(
-    feed: EmbeddedStore,
-) -> None:
-    await append(feed, "game:q", 0, 1)
-    await append(feed, "game:q2", 0, 1)
-    counting = Counting(feed)
-    shared = SharedFeed(counting, pace=0.05)
-    [_, last] = await shared.read_feed(START, 5)
-    waiting = asyncio.create_task(shared.wait_for_events(last.checkpoint, 30.0))
-    await asyncio.sleep(0.2)  # the pace has passed and its read found nothing
-    assert not waiting.done()
-    assert counting.waits == 1  # waits as any wait does
-    await append(feed, "game:q", 1, 1)
-    assert await asyncio.wait_for(waiting, 10) is True
-    [event] = await shared.read_feed(last.checkpoint, 5)
-    assert event.stream_id == "game:q"
+    assert counting.waits == 1  # one look for the three, after the pace
 
 
 async def test_one_games_events_or_a_full_page_are_not_paced(feed: EmbeddedStore) -> None:
