@@ -3,7 +3,8 @@ same bots over HTTP on this machine, rounds interleaved; prints figures (docs/BE
 "Side by side with boardgame.io (issue 19)"). No test runs it and nothing asserts a duration.
 
     .venv/bin/python benchmarks/side_by_side.py [--rounds 3] [--seconds 20] [--warmup 5]
-        [--games 100] [--workers 2] [--paced RATE] [--systems fairway,bgio-memory,bgio-postgres]
+        [--games 100] [--workers 2] [--modes closed,200,800] [--paced RATE]
+        [--systems fairway,bgio-memory,bgio-postgres]
         [--url postgresql://postgres@127.0.0.1:5432/test] [--quiet-wait 0]
 
 The systems, all started once and kept running for the whole run:
@@ -20,16 +21,22 @@ The systems, all started once and kept running for the whole run:
   playerView) and is answered, after the write, with the seat's view and legal actions.
   `npm ci` runs in benchmarks/bgio/ first when its node_modules is missing.
 
-Each round runs every system in turn (A, B, C, A, B, C, ...): fresh connections, `--games`
-games at once played by benchmarks/load's scripted Hang Ten bots (one keep-alive connection
-and one action in flight per game, closed loop; `--paced RATE` plays RATE actions/s in all
-instead, latency counted from each scheduled send time), `--warmup` s, then a window of
-`--seconds` s. Per window: actions/s, p99 latency, the server's CPU per action (its whole
-process tree, utime+stime from /proc) and PostgreSQL's (this database's backends plus the WAL
-writer, checkpointer and background writer), as benchmarks/load/processes.py counts them. Per
-system: the median of the rounds and the range; then Fairway's ratios to each boardgame.io
-system (of the medians, with the range of the same-round ratios). The CPU model and the load
-average are printed: on a shared machine, only ratios measured in one run compare.
+Each round runs every system in turn (A, B, C, A, B, C, ...) in each mode: fresh connections,
+`--games` games at once played by benchmarks/load's scripted Hang Ten bots (one keep-alive
+connection and one action in flight per game), `--warmup` s, then a window of `--seconds` s.
+The modes (`--modes`, default `closed`): `closed`, the closed loop (each game sends its next
+action as soon as the last is answered), or a rate, RATE actions/s in all, open loop, latency
+counted from each scheduled send time (`--paced RATE` is `--modes RATE`). Per window:
+actions/s, p99 latency, the server's CPU per action (its whole process tree, utime+stime from
+/proc) and PostgreSQL's (this database's backends plus the WAL writer, checkpointer and
+background writer), as benchmarks/load/processes.py counts them. Per system: the median of
+the rounds and the range; then Fairway's ratios to each boardgame.io system (of the medians, with
+the range of the same-round ratios). With the closed loop and a rate among the modes, each
+system's paced premium too: its CPU per action paced over its CPU per action in the same
+round's closed loop, which shows how much of a lone action's cost is the machine's (every
+system pays a wake-up per request that a busy loop shares) and how much the system's own. The
+CPU model and the load average are printed: on a shared machine, only ratios measured in one
+run compare.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 import psycopg
 from psycopg import conninfo
@@ -76,6 +84,10 @@ from events.migrate import migrate  # noqa: E402
 SYSTEMS = ("fairway", "bgio-memory", "bgio-postgres")
 
 
+CLOSED: Final = 0.0
+"""The closed loop's mode (a paced mode is its rate)."""
+
+
 @dataclass
 class Window:
     rate: float
@@ -100,7 +112,8 @@ class System:
     uses_postgres: bool
     workers: list[int] = field(default_factory=list)
     """Fairway's API workers, over which the connections are spread."""
-    windows: list[Window] = field(default_factory=list)
+    windows: dict[float, list[Window]] = field(default_factory=dict)
+    """Each mode's windows, one a round."""
 
     async def clients(self, games: int) -> list[Client]:
         raw = [RawClient(self.port) for _ in range(games)]
@@ -148,13 +161,13 @@ async def start(name: str, args: argparse.Namespace, databases: list[str], log: 
     return System(name, "boardgame.io on PostgreSQL", port, server, meter, open_bgio_table, True)
 
 
-async def one_window(system: System, args: argparse.Namespace) -> Window:
+async def one_window(system: System, args: argparse.Namespace, mode: float) -> Window:
     if args.quiet_wait:
         await wait_quiet(args.quiet_wait)
     clients = await system.clients(args.games)
     try:
         stats, cpu = await action_phase(
-            args, clients, system.meter, args.paced, system.opener, all_opened=True
+            args, clients, system.meter, mode, system.opener, all_opened=True
         )
     finally:
         for client in clients:
@@ -177,13 +190,21 @@ def spread(values: list[float], fmt: str = ",.0f") -> str:
     return f"{statistics.median(values):{fmt}} [{min(values):{fmt}}-{max(values):{fmt}}]"
 
 
-def report(systems: list[System], args: argparse.Namespace) -> None:
-    mode = f"paced at {args.paced:,.0f}/s" if args.paced else "closed loop"
-    print(f"\nmedian [range] over {args.rounds} rounds, {mode}, {args.games} games:")
+def mode_name(mode: float) -> str:
+    return f"paced at {mode:,.0f}/s" if mode else "closed loop"
+
+
+def cpu_us(window: Window) -> float:
+    """Server and PostgreSQL CPU per action."""
+    return window.server_us + window.postgres_us
+
+
+def report(systems: list[System], args: argparse.Namespace, mode: float) -> None:
+    print(f"\nmedian [range] over {args.rounds} rounds, {mode_name(mode)}, {args.games} games:")
     print("| system | actions/s | p99 ms | server CPU per action | PostgreSQL CPU per action |")
     print("| --- | --- | --- | --- | --- |")
     for s in systems:
-        w = s.windows
+        w = s.windows[mode]
         pg = spread([x.postgres_us for x in w]) + " µs" if s.uses_postgres else "-"
         p99 = spread([x.p99 * 1e3 for x in w], ".1f")
         print(
@@ -197,15 +218,42 @@ def report(systems: list[System], args: argparse.Namespace) -> None:
     for other in (by_name.get("bgio-memory"), by_name.get("bgio-postgres")):
         if other is None:
             continue
-        rates = [a.rate / b.rate for a, b in zip(fairway.windows, other.windows, strict=True)]
-        cpus = [
-            (a.server_us + a.postgres_us) / (b.server_us + b.postgres_us)
-            for a, b in zip(fairway.windows, other.windows, strict=True)
-        ]
+        pairs = list(zip(fairway.windows[mode], other.windows[mode], strict=True))
+        rates = [a.rate / b.rate for a, b in pairs]
+        cpus = [cpu_us(a) / cpu_us(b) for a, b in pairs]
         print(
             f"Fairway / {other.label}: actions/s {spread(rates, '.2f')}x;"
             f" server + PostgreSQL CPU per action {spread(cpus, '.2f')}x (same-round ratios)"
         )
+
+
+def report_premiums(systems: list[System], modes: list[float]) -> None:
+    """Each system's CPU per action paced over its closed loop's, round by round."""
+    paced = [m for m in modes if m != CLOSED]
+    if CLOSED not in modes or not paced:
+        return
+    print("\npaced premium: server + PostgreSQL CPU per action paced / closed loop, same round")
+    print("| system | " + " | ".join(mode_name(m) for m in paced) + " |")
+    print("| --- |" + " --- |" * len(paced))
+    premiums: dict[str, dict[float, list[float]]] = {}
+    for s in systems:
+        closed = s.windows[CLOSED]
+        premiums[s.name] = {
+            m: [cpu_us(p) / cpu_us(c) for p, c in zip(s.windows[m], closed, strict=True)]
+            for m in paced
+        }
+        cells = [spread(premiums[s.name][m], ".2f") + "x" for m in paced]
+        print(f"| {s.label} | " + " | ".join(cells) + " |")
+    fairway = premiums.get("fairway")
+    for s in systems:
+        if fairway is None or s.name == "fairway":
+            continue
+        cells = [
+            spread([a / b for a, b in zip(fairway[m], premiums[s.name][m], strict=True)], ".2f")
+            + "x"
+            for m in paced
+        ]
+        print(f"| Fairway's premium / {s.label}'s | " + " | ".join(cells) + " |")
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -221,8 +269,10 @@ async def run(args: argparse.Namespace) -> None:
         f" {' '.join(f'{x:.2f}' for x in os.getloadavg())}; Python {sys.version.split()[0]},"
         f" PostgreSQL {row[0] if row else '?'}; {versions}"
     )
+    modes = parse_modes(args.modes if args.paced == 0 else str(args.paced))
     print(
-        f"{args.rounds} rounds of {', '.join(names)} in turn; each window {args.seconds:.0f} s"
+        f"{args.rounds} rounds of {', '.join(names)} in turn, in each of"
+        f" {', '.join(mode_name(m) for m in modes)}; each window {args.seconds:.0f} s"
         f" after {args.warmup:.0f} s of warm-up, {args.games} Hang Ten games at once,"
         f" {args.seats} seats, scripted bots, fresh connections per window"
     )
@@ -233,17 +283,20 @@ async def run(args: argparse.Namespace) -> None:
         for name in names:
             systems.append(await start(name, args, databases, log))
         for round_no in range(1, args.rounds + 1):
-            for system in systems:
-                w = await one_window(system, args)
-                system.windows.append(w)
-                pg = f", PostgreSQL {w.postgres_us:,.0f} µs" if system.uses_postgres else ""
-                print(
-                    f"round {round_no} {system.name}: {w.rate:,.0f} actions/s, p99"
-                    f" {w.p99 * 1e3:.1f} ms, server {w.server_us:,.0f} µs{pg} per action;"
-                    f" errors {w.errors}{w.why}; other work {w.other:.0%} of the machine"
-                    f"{'  WARNING: skewed' if w.other > 0.10 else ''}"
-                )
-        report(systems, args)
+            for mode in modes:
+                for system in systems:
+                    w = await one_window(system, args, mode)
+                    system.windows.setdefault(mode, []).append(w)
+                    pg = f", PostgreSQL {w.postgres_us:,.0f} µs" if system.uses_postgres else ""
+                    print(
+                        f"round {round_no}, {mode_name(mode)}, {system.name}: {w.rate:,.0f}"
+                        f" actions/s, p99 {w.p99 * 1e3:.1f} ms, server {w.server_us:,.0f} µs{pg}"
+                        f" per action; errors {w.errors}{w.why}; other work {w.other:.0%} of the"
+                        f" machine{'  WARNING: skewed' if w.other > 0.10 else ''}"
+                    )
+        for mode in modes:
+            report(systems, args, mode)
+        report_premiums(systems, modes)
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         for system in systems:
@@ -253,6 +306,19 @@ async def run(args: argparse.Namespace) -> None:
         if log.exists() and log.stat().st_size:
             lines = log.read_text(errors="replace").splitlines()
             print(f"boardgame.io's stderr ({len(lines)} lines, last 5): {lines[-5:]}")
+
+
+def parse_modes(text: str) -> list[float]:
+    """`closed,200,800` -> [0.0, 200.0, 800.0]: the closed loop is 0, a rate its actions/s."""
+    modes: list[float] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        mode = CLOSED if part == "closed" else float(part)
+        if mode < 0 or mode in modes:
+            raise SystemExit(f"--modes: {part!r} is negative or given twice")
+        modes.append(mode)
+    if not modes:
+        raise SystemExit("--modes: name at least one mode (closed, or a rate)")
+    return modes
 
 
 def cpu_model() -> str:
@@ -284,7 +350,12 @@ def main() -> None:
         "--paced",
         type=float,
         default=0.0,
-        help="actions/s in all, open loop (latency from each scheduled send); 0: closed loop",
+        help="actions/s in all, open loop (latency from each scheduled send); 0: --modes",
+    )
+    parser.add_argument(
+        "--modes",
+        default="closed",
+        help="comma-separated: closed (the closed loop) and rates (actions/s, open loop)",
     )
     parser.add_argument(
         "--quiet-wait", type=float, default=0.0, help="wait up to S s for a quiet machine"
