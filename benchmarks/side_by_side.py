@@ -3,7 +3,7 @@ same bots over HTTP on this machine, rounds interleaved; prints figures (docs/BE
 "Side by side with boardgame.io (issue 19)"). No test runs it and nothing asserts a duration.
 
     .venv/bin/python benchmarks/side_by_side.py [--rounds 3] [--seconds 20] [--warmup 5]
-        [--games 100] [--workers 2] [--modes closed,200,800] [--paced RATE]
+        [--games 100] [--workers 2] [--modes closed,200,800] [--paced RATE] [--after 10]
         [--systems fairway,bgio-memory,bgio-postgres]
         [--url postgresql://postgres@127.0.0.1:5432/test] [--quiet-wait 0]
 
@@ -12,7 +12,11 @@ The systems, all started once and kept running for the whole run:
 - fairway: `fairway serve --workers N` on a throw-away PostgreSQL database, exactly as
   benchmarks/api_load.py starts it (rate limits off, log level warning, the connections
   spread evenly over the workers). An action is answered after its events are committed,
-  chained and signed, with the seat's new view and legal actions.
+  chained and signed, with the seat's new view and legal actions. `--projector embedded`
+  (the default): each worker keeps the read models in its memory; `--projector redis`: the
+  read models in Redis, kept by one projector process for the deployment (as
+  benchmarks/api_load.py --projector redis starts it), whose CPU and the Redis server's are
+  counted with the server's.
 - bgio-memory: boardgame.io's own Server (benchmarks/bgio/server.js) with its in-memory
   storage; bgio-postgres: the same on a throw-away database through bgio-postgres, the
   community PostgreSQL adapter. Its game (benchmarks/bgio/game.js) does Hang Ten's work per
@@ -30,13 +34,20 @@ counted from each scheduled send time (`--paced RATE` is `--modes RATE`). Per wi
 actions/s, p99 latency, the server's CPU per action (its whole process tree, utime+stime from
 /proc) and PostgreSQL's (this database's backends plus the WAL writer, checkpointer and
 background writer), as benchmarks/load/processes.py counts them. Per system: the median of
-the rounds and the range; then Fairway's ratios to each boardgame.io system (of the medians, with
-the range of the same-round ratios). With the closed loop and a rate among the modes, each
+the rounds and the range; then Fairway's ratios to each boardgame.io system (of the medians,
+with the range of the same-round ratios). With the closed loop and a rate among the modes, each
 system's paced premium too: its CPU per action paced over its CPU per action in the same
 round's closed loop, which shows how much of a lone action's cost is the machine's (every
-system pays a wake-up per request that a busy loop shares) and how much the system's own. The
-CPU model and the load average are printed: on a shared machine, only ratios measured in one
-run compare.
+system pays a wake-up per request that a busy loop shares) and how much the system's own.
+
+`--after S`: each system is metered on for S s after its window, with no load, and what it
+spent then (the work it put off past the window, and its idle cost) is shared over every action
+it answered in the phase, warm-up included, and added to its CPU per action. A system that
+defers work (Fairway's in-memory read models catch up once the feed has been quiet for a
+second) otherwise spends it in the next system's window, uncounted.
+
+The CPU model and the load average are printed: on a shared machine, only ratios measured in
+one run compare.
 """
 
 from __future__ import annotations
@@ -73,7 +84,9 @@ from benchmarks.load.processes import CpuMeter, postgres_pids, wait_quiet  # noq
 from benchmarks.load.server import (  # noqa: E402
     balance,
     free_port,
+    start_projector,
     start_server,
+    stop_projector,
     stop_server,
     wait_ready,
     worker_pids,
@@ -99,6 +112,9 @@ class Window:
     errors: int
     why: str
     """The kinds of errors, if any."""
+    after_us: float = 0.0
+    """Server and PostgreSQL CPU in the `--after` seconds past the window, per action answered
+    in the phase (0 without `--after`)."""
 
 
 @dataclass
@@ -112,6 +128,8 @@ class System:
     uses_postgres: bool
     workers: list[int] = field(default_factory=list)
     """Fairway's API workers, over which the connections are spread."""
+    projector: subprocess.Popen[str] | None = None
+    """Fairway's projector process, with `--projector redis`."""
     windows: dict[float, list[Window]] = field(default_factory=dict)
     """Each mode's windows, one a round."""
 
@@ -144,10 +162,16 @@ async def start(name: str, args: argparse.Namespace, databases: list[str], log: 
         migrate(url)
         server = start_server(args, url, port, None)
         await wait_ready(port, server, args.workers)
-        meter = CpuMeter(server.pid, postgres_pids(url))
+        projector = start_projector(args, url)
+        others = [] if projector is None else [projector.pid, *redis_server_pids()]
+        meter = CpuMeter(server.pid, postgres_pids(url), lambda: others)
         label = f"Fairway, PostgreSQL, {args.workers} workers"
+        if projector is not None:
+            label += ", a Redis projector (its CPU and Redis's in the server's)"
         workers = worker_pids(server, args.workers)
-        return System(name, label, port, server, meter, open_table, True, workers)
+        system = System(name, label, port, server, meter, open_table, True, workers)
+        system.projector = projector
+        return system
     if name == "bgio-memory":
         server = start_bgio(port, None, 0, log)
         await wait_health(port, server, name)
@@ -173,7 +197,13 @@ async def one_window(system: System, args: argparse.Namespace, mode: float) -> W
         for client in clients:
             await client.close()
     actions = max(1, stats.actions)
+    after_us = 0.0
+    if args.after > 0:
+        await asyncio.sleep(args.after)
+        tail = system.meter.window(cpu.end, system.meter.snapshot())
+        after_us = (tail.server + tail.postgres) / max(1, stats.answered) * 1e6
     return Window(
+        after_us=after_us,
         rate=stats.actions / cpu.wall,
         p99=percentile(sorted(stats.action_latency), 99),
         server_us=cpu.server / actions * 1e6,
@@ -195,21 +225,26 @@ def mode_name(mode: float) -> str:
 
 
 def cpu_us(window: Window) -> float:
-    """Server and PostgreSQL CPU per action."""
-    return window.server_us + window.postgres_us
+    """Server and PostgreSQL CPU per action, with what was spent after the window."""
+    return window.server_us + window.postgres_us + window.after_us
 
 
 def report(systems: list[System], args: argparse.Namespace, mode: float) -> None:
     print(f"\nmedian [range] over {args.rounds} rounds, {mode_name(mode)}, {args.games} games:")
-    print("| system | actions/s | p99 ms | server CPU per action | PostgreSQL CPU per action |")
-    print("| --- | --- | --- | --- | --- |")
+    after = f" | CPU after the window, per action ({args.after:g} s)" if args.after else ""
+    print(
+        "| system | actions/s | p99 ms | server CPU per action | PostgreSQL CPU per action"
+        f"{after} |"
+    )
+    print("| --- | --- | --- | --- | --- |" + (" --- |" if after else ""))
     for s in systems:
         w = s.windows[mode]
         pg = spread([x.postgres_us for x in w]) + " µs" if s.uses_postgres else "-"
         p99 = spread([x.p99 * 1e3 for x in w], ".1f")
+        tail = f" | {spread([x.after_us for x in w])} µs" if after else ""
         print(
             f"| {s.label} | {spread([x.rate for x in w])} | {p99}"
-            f" | {spread([x.server_us for x in w])} µs | {pg} |"
+            f" | {spread([x.server_us for x in w])} µs | {pg}{tail} |"
         )
     by_name = {s.name: s for s in systems}
     fairway = by_name.get("fairway")
@@ -223,7 +258,8 @@ def report(systems: list[System], args: argparse.Namespace, mode: float) -> None
         cpus = [cpu_us(a) / cpu_us(b) for a, b in pairs]
         print(
             f"Fairway / {other.label}: actions/s {spread(rates, '.2f')}x;"
-            f" server + PostgreSQL CPU per action {spread(cpus, '.2f')}x (same-round ratios)"
+            f" server + PostgreSQL CPU per action{' (after included)' if args.after else ''}"
+            f" {spread(cpus, '.2f')}x (same-round ratios)"
         )
 
 
@@ -288,6 +324,7 @@ async def run(args: argparse.Namespace) -> None:
                     w = await one_window(system, args, mode)
                     system.windows.setdefault(mode, []).append(w)
                     pg = f", PostgreSQL {w.postgres_us:,.0f} µs" if system.uses_postgres else ""
+                    pg += f", after it {w.after_us:,.0f} µs" if args.after else ""
                     print(
                         f"round {round_no}, {mode_name(mode)}, {system.name}: {w.rate:,.0f}"
                         f" actions/s, p99 {w.p99 * 1e3:.1f} ms, server {w.server_us:,.0f} µs{pg}"
@@ -300,12 +337,26 @@ async def run(args: argparse.Namespace) -> None:
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         for system in systems:
+            stop_projector(system.projector)
             (stop_server if system.name == "fairway" else stop_bgio)(system.server)
         for url in databases:
             drop_database(args.url, url)
         if log.exists() and log.stat().st_size:
             lines = log.read_text(errors="replace").splitlines()
             print(f"boardgame.io's stderr ({len(lines)} lines, last 5): {lines[-5:]}")
+
+
+def redis_server_pids() -> list[int]:
+    """The local Redis server's process (the projector's store), by its name."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "redis-server":
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
 
 
 def parse_modes(text: str) -> list[float]:
@@ -358,6 +409,19 @@ def main() -> None:
         help="comma-separated: closed (the closed loop) and rates (actions/s, open loop)",
     )
     parser.add_argument(
+        "--projector",
+        choices=["embedded", "redis"],
+        default="embedded",
+        help="Fairway's read models: in each worker's memory, or in Redis by one projector",
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
+    parser.add_argument(
+        "--after",
+        type=float,
+        default=10.0,
+        help="meter each system S s more after its window (work it put off); 0: not",
+    )
+    parser.add_argument(
         "--quiet-wait", type=float, default=0.0, help="wait up to S s for a quiet machine"
     )
     parser.add_argument("--verbose", action="store_true", help="show Fairway's stdout")
@@ -368,10 +432,11 @@ def main() -> None:
         hands=None,
         turn_limit=None,
         group_commit="on",
-        projector="embedded",
         server_path=None,
     )
-    asyncio.run(run(parser.parse_args()))
+    args = parser.parse_args()
+    args.redis_prefix = f"sbs{secrets.token_hex(4)}"
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

@@ -205,6 +205,7 @@ async def act_once(
         else:
             stats.action_errors[code] += 1
     if code == 200:
+        stats.answered += 1
         result = DECODE_RESULT(body)
         assert result.status is not None
         table.status, table.version = result.status, result.version

@@ -114,6 +114,8 @@ class CpuWindow:
     machine: float = 0.0
     machine_capacity: float = 0.0
     wall: float = 0.0
+    end: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The snapshot that ended the window (`CpuMeter.snapshot`), to meter on from."""
 
     @property
     def other(self) -> float:
@@ -121,12 +123,21 @@ class CpuWindow:
 
 
 class CpuMeter:
-    def __init__(self, server_pid: int, postgres_pids: Callable[[], list[int]]) -> None:
+    """`others`: processes counted with the server's own tree (a projector of its own, the
+    Redis server its read models live in)."""
+
+    def __init__(
+        self,
+        server_pid: int,
+        postgres_pids: Callable[[], list[int]],
+        others: Callable[[], list[int]] = list,
+    ) -> None:
         self.server_pid = server_pid
         self.postgres_pids = postgres_pids
+        self.others = others
 
     def snapshot(self) -> dict[str, Any]:
-        server = {pid: proc_cpu(pid) for pid in descendants(self.server_pid)}
+        server = {pid: proc_cpu(pid) for pid in [*descendants(self.server_pid), *self.others()]}
         pg = {pid: proc_cpu(pid) for pid in self.postgres_pids()}
         everyone = all_processes()
         return {
@@ -148,6 +159,7 @@ class CpuMeter:
             machine=machine_cpu(start["all"], end["all"]),
             machine_capacity=(end["wall"] - start["wall"]) * (os.cpu_count() or 1),
             wall=end["wall"] - start["wall"],
+            end=end,
         )
 
 

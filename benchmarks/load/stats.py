@@ -24,6 +24,8 @@ class Stats:
     games_finished: int = 0
     opened: int = 0
     """Tables opened since the phase began, warm-up included."""
+    answered: int = 0
+    """Actions answered 200 since the phase began, warm-up and wind-down included."""
 
 
 @dataclass
