@@ -12,12 +12,13 @@ import pytest
 
 from events.feed import SharedFeed
 from events.schema.common import GameOptions
-from events.store import START, Checkpoint, EmbeddedStore, RecordedEvent
+from events.store import Checkpoint, EmbeddedStore
 from projections import lobby, scoreboard
 from service.ops.metrics import Metrics
 from service.ops.settings import Settings
 from service.play.games import GameService
 from service.read.projections import ProjectionService
+from tests.support.feed_wrappers import Through
 
 pytestmark = pytest.mark.integration
 
@@ -25,35 +26,8 @@ QUIET = 3600.0
 """The background's look at the feed here: none comes while the test runs."""
 
 
-class Counted:
+class Counted(Through):
     """The real store, counting the pages the projector reads from it."""
-
-    def __init__(self, store: EmbeddedStore) -> None:
-        self.store = store
-        self.reads = 0
-
-    async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
-        self.reads += 1
-        return await self.store.read_feed(after, limit)
-
-    async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
-        return await self.store.wait_for_events(after, timeout)
-
-    async def feed_head(self) -> Checkpoint:
-        return await self.store.feed_head()
-
-    async def read_stream(
-        self,
-        stream_id: str,
-        from_version: int = 1,
-        limit: int | None = None,
-        *,
-        prev_hash: bytes | None = None,
-    ) -> list[RecordedEvent]:
-        return await self.store.read_stream(stream_id, from_version, limit, prev_hash=prev_hash)
-
-    async def installation(self) -> str:
-        return await self.store.installation()
 
 
 @contextlib.asynccontextmanager

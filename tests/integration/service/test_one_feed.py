@@ -39,6 +39,7 @@ from service.read.projections import ProjectionService
 from service.referee.referee import Referee, utc_now
 from service.tournaments.rounds import RoundKeeper
 from service.tournaments.service import TournamentService
+from tests.support.feed_wrappers import Through
 from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.integration
@@ -70,45 +71,28 @@ WAIT = 30.0
 """Generous seconds for the consumers to catch up; nothing here times them."""
 
 
-class Gated:
+class Gated(Through):
     """The real store, counting the pages read from it; a wait that sees an append returns
     only once the gate opens (the test's appends all land before anyone wakes); and the
     next page read can be made to fail."""
 
     def __init__(self, store: EventStore) -> None:
-        self.store = store
-        self.reads = 0
+        super().__init__(store)
         self.gate = asyncio.Event()
         self.fail_next_read = False
 
     async def read_feed(self, after: Checkpoint = START, limit: int = 1000) -> list[RecordedEvent]:
-        self.reads += 1
         if self.fail_next_read:
             self.fail_next_read = False
+            self.reads += 1
             raise StoreUnavailable("the feed's read failed")
-        return await self.store.read_feed(after, limit)
+        return await super().read_feed(after, limit)
 
     async def wait_for_events(self, after: Checkpoint, timeout: float) -> bool:
         woke = await self.store.wait_for_events(after, timeout)
         if woke:
             await self.gate.wait()
         return woke
-
-    async def feed_head(self) -> Checkpoint:
-        return await self.store.feed_head()
-
-    async def read_stream(
-        self,
-        stream_id: str,
-        from_version: int = 1,
-        limit: int | None = None,
-        *,
-        prev_hash: bytes | None = None,
-    ) -> list[RecordedEvent]:
-        return await self.store.read_stream(stream_id, from_version, limit, prev_hash=prev_hash)
-
-    async def installation(self) -> str:
-        return await self.store.installation()
 
 
 class Broken:
