@@ -268,7 +268,10 @@ def report_premiums(systems: list[System], modes: list[float]) -> None:
     paced = [m for m in modes if m != CLOSED]
     if CLOSED not in modes or not paced:
         return
-    print("\npaced premium: server + PostgreSQL CPU per action paced / closed loop, same round")
+    print(
+        "\npaced premium: server + PostgreSQL CPU per action (and what --after metered),"
+        " paced / closed loop, same round"
+    )
     print("| system | " + " | ".join(mode_name(m) for m in paced) + " |")
     print("| --- |" + " --- |" * len(paced))
     premiums: dict[str, dict[float, list[float]]] = {}
