@@ -200,6 +200,42 @@ async def test_a_cursor_holds_its_place_while_the_index_changes(pstore: Projecti
     assert rest.next_cursor is None
 
 
+@pytest.mark.parametrize("changed", [1, 5, 60, 100])
+async def test_a_batch_that_rescores_removes_and_adds_many_members_leaves_them_in_order(
+    pstore: ProjectionStore, changed: int
+) -> None:
+    """The in-memory store makes a few changes one by one and many in one pass
+    (projections/memory.py, `_Index.update`): either way the index is what the changes
+    make of it, as Redis has it."""
+    number = await live(pstore)
+    held = {f"m{i:03}": float(i % 7) for i in range(100)}
+    at = await fill(pstore, number, START, *(IndexAdd("i", m, s) for m, s in held.items()))
+    writes: list[Write] = []
+    for i, member in enumerate(sorted(held)[:changed]):
+        if i % 3 == 0:
+            writes.append(IndexRemove("i", member))
+            del held[member]
+        else:
+            held[member] = 10.0 - i % 5
+            writes.append(IndexAdd("i", member, held[member]))
+    for i in range(changed // 2):
+        held[f"new{i}"] = float(i % 4)
+        writes.append(IndexAdd("i", f"new{i}", held[f"new{i}"]))
+    await fill(pstore, number, at, *writes)
+    expected = sorted(held.items(), key=lambda e: (e[1], e[0]))
+    assert await everything(pstore, 30) == expected
+    assert await everything(pstore, 30, descending=True) == expected[::-1]
+
+
+async def test_removing_every_member_in_one_batch_empties_the_index(
+    pstore: ProjectionStore,
+) -> None:
+    number = await live(pstore)
+    at = await fill(pstore, number, START, *(IndexAdd("i", f"m{i}", float(i)) for i in range(40)))
+    await fill(pstore, number, at, *(IndexRemove("i", f"m{i}") for i in range(40)))
+    assert await everything(pstore, 10) == []
+
+
 @pytest.mark.parametrize(
     "cursor", ["", "!!!", "e30", "W10", "WyJ4IiwgMV0", "a" * 500, "WzEuMCxudWxsXQ"]
 )
