@@ -18,6 +18,7 @@ from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
 from service.cli.reach import reach
 from service.ops import collector
+from service.ops.background import end
 from service.ops.logging import configure_logging, log
 from service.ops.settings import Settings
 
@@ -72,14 +73,18 @@ async def _main(settings: Settings, rebuild: str | None) -> int:
             print(f"rebuilt {rebuild}: generation {number}")
             return 0
         task = asyncio.create_task(projector.run())
+        stopped = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, task.cancel)
+            loop.add_signal_handler(signum, stopped.set)
         log.info("projector_started", projections=[p.name for p in PROJECTIONS])
-        try:
-            await task
-        except asyncio.CancelledError:
-            log.info("projector_stopped")
+        asked = asyncio.create_task(stopped.wait())
+        try:  # until a signal, or the projector's end (a failure: raised below)
+            await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            asked.cancel()
+            await end(task)  # cancelled again if it lost the cancel (service/ops/background.py)
+        log.info("projector_stopped")
         return 0
     finally:
         await store.close()

@@ -1,5 +1,6 @@
-"""One long-running task of a process (the feed watcher, the referee, the round keeper):
-started once, cancelled and awaited on stop, so shutdown never leaves it running."""
+"""One long-running task of a process (the feed watcher, the referee, the round keeper, the
+projector): started once, cancelled and awaited on stop, so shutdown never leaves it
+running."""
 
 from __future__ import annotations
 
@@ -23,15 +24,22 @@ class Background:
             self._task = asyncio.create_task(self._run(), name=self.name)
 
     async def stop(self) -> None:
-        """Cancel the task and wait until it has ended; nothing if it is not running. A
-        cancel the task lost (a wait that ended in the very turn it was cancelled: see
-        `asyncio.wait_for` on Python 3.11) is sent again, so a stop always ends."""
+        """Cancel the task and wait until it has ended (`end`); nothing if it is not
+        running."""
         task, self._task = self._task, None
-        if task is None:
-            return
-        while not task.done():
-            task.cancel()
-            await asyncio.wait({task}, timeout=AGAIN)
-        failed = None if task.cancelled() else task.exception()
-        if failed is not None:
-            raise failed
+        if task is not None:
+            await end(task)
+
+
+async def end(task: asyncio.Task[Any]) -> None:
+    """Cancel `task` and wait until it has ended, then raise what it failed with, if it
+    failed. A cancel the task lost is sent again every `AGAIN` seconds, so this always ends:
+    on Python 3.11 a wait in `asyncio.wait_for` that ends in the very turn it is cancelled
+    returns and drops the cancel, and redis-py sends every command through one (a projector
+    writing to Redis once ran on after its single cancel: a test hung for nine minutes)."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=AGAIN)
+    failed = None if task.cancelled() else task.exception()
+    if failed is not None:
+        raise failed

@@ -151,6 +151,9 @@ async def test_killed_mid_stream_restarted_or_doubled_the_projector_builds_the_s
         }
         for process in processes[1:]:
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        for process in processes[1:]:  # SIGTERM stops a projector, cleanly, whatever it did
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
     finally:
         for process in processes:
             stop(process)

@@ -17,6 +17,7 @@ from projections.base import ProjectionsUnavailable
 from projections.catalog import PROJECTIONS
 from projections.projector import Projector
 from projections.store import ProjectionStore
+from service.ops.background import end
 
 CATCH_UP_WITHIN = 120.0
 """Seconds a projector has to apply the feed through a mark: a bound for a broken build (a
@@ -51,9 +52,7 @@ async def built_to(projector: Projector, mark: Checkpoint) -> None:
     try:
         await caught_up(projector.store, mark)
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await end(task)
 
 
 async def dumps(pstore: ProjectionStore) -> dict[str, dict[str, object]]:

@@ -30,6 +30,7 @@ from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
 from projections.status import rebuild_counts, render_metrics
 from projections.store import ProjectionStore
+from service.ops.background import end
 from tests.integration.events.conftest import settled_checkpoint
 from tests.support.logs import captured_logs
 from tests.support.played_games import append_interleaved, game_streams
@@ -190,9 +191,7 @@ async def projector_on(url: str, pstore: ProjectionStore) -> AsyncIterator[Postg
         try:
             yield looking
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await end(task)
 
 
 async def test_a_database_created_again_under_a_running_projector_is_projected_from_zero(

@@ -27,6 +27,7 @@ from projections.redis_store import RedisProjectionStore
 from projections.runner import Runner, VersionGap
 from projections.status import statuses
 from projections.store import ProjectionStore
+from service.ops.background import end
 from tests.support.lobby_oracle import expected_listings
 from tests.support.logs import captured_logs
 from tests.support.played_games import append_interleaved, game_streams
@@ -53,9 +54,7 @@ async def running(projector: Projector) -> AsyncIterator[asyncio.Task[None]]:
     try:
         yield task
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await end(task)
 
 
 async def until(check: Callable[[], object], seconds: float = 20.0) -> None:
@@ -135,9 +134,7 @@ async def test_a_gap_in_a_stream_stops_the_projection_and_shows_in_its_status(
     assert status.lag is not None
     assert status.lag.events > 0
     assert not following.done()  # stopped, not gone: it waits for a rebuild
-    following.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await following
+    await end(following)
 
 
 async def test_the_projector_follows_new_events_as_they_are_appended(
@@ -371,9 +368,7 @@ async def test_an_older_projector_leaves_a_newer_version_live_and_waits(
         return older.progress["lobby"].state == "outdated"
 
     await until(outdated)
-    following.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await following
+    await end(following)
     assert await pstore.alias("lobby") == newer
     assert await pstore.generations("lobby") == [newer]
 

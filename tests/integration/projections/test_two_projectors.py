@@ -11,7 +11,6 @@ events in its process (the ratings kept each game's seat names) drifts from the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import secrets
 import uuid
@@ -28,6 +27,7 @@ from projections.catalog import fresh
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
 from projections.runner import Runner
+from service.ops.background import end
 from tests.integration.events.conftest import settled_checkpoint
 from tests.support.played_games import append_interleaved, game_streams
 from tests.support.projected import built_to, caught_up, differences, dumps
@@ -124,9 +124,7 @@ async def test_two_projectors_at_once_leave_what_a_rebuild_from_zero_builds(
         mark = await settled_checkpoint(feeds[2])  # every append visible through it
         await asyncio.wait_for(caught_up(stores[0], mark), 300)
         for task in running:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await end(task)
         both = await dumps(stores[0])
         assert all(both.values())
 

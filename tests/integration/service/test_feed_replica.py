@@ -17,7 +17,6 @@ primary, the projector and the live streams' watcher read the standby.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import random
 import secrets
@@ -40,6 +39,7 @@ from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from projections.redis_store import RedisProjectionStore
 from projections.status import statuses
+from service.ops.background import end
 from service.read.projections import replica_metrics
 from tests.api.players import open_table, play_step
 from tests.api.server import instance_settings, running_server
@@ -188,9 +188,7 @@ async def test_a_projector_on_the_standby_builds_what_a_rebuild_from_the_primary
         await asyncio.wait_for(caught_up(redis_pstore, mark), BOUND)
     finally:
         for task in tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await end(task)
     expected = await whole_feed(primary, mark)
     got = [e for e in streamed if e.checkpoint <= mark]
     assert [(e.checkpoint, e.event_id) for e in got] == [
@@ -262,9 +260,7 @@ async def test_a_projector_on_a_stopped_standby_falls_behind_then_catches_up_los
             await asyncio.wait_for(caught_up(redis_pstore, mark), BOUND)
             assert "fairway_feed_replica_up 1" in await replica_metrics(replica)
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await end(task)
     after = await statuses(PROJECTIONS, redis_pstore, primary)
     assert {s.state for s in after} == {"running"}
     await assert_equal_read_models(redis_pstore, await rebuilt_from(primary, mark))
@@ -306,9 +302,7 @@ async def test_a_projector_moved_to_a_lagging_standby_takes_it_for_lag_not_a_res
                 mark = await settled_checkpoint(primary)
                 await asyncio.wait_for(caught_up(redis_pstore, mark), BOUND)
             finally:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await end(task)
         assert not [line for line in logs if line["event"] == "projection_feed_changed"]
         assert {p.name: await redis_pstore.alias(p.name) for p in PROJECTIONS} == live
     finally:

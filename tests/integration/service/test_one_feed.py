@@ -29,6 +29,7 @@ from projections.memory import MemoryProjectionStore
 from projections.projector import Projector
 from service.bots.runner import BotRunner
 from service.http.background import background
+from service.ops.background import end
 from service.ops.follower import Follower
 from service.ops.leader import Consumer
 from service.ops.metrics import Metrics
@@ -148,9 +149,7 @@ async def running(consumers: Consumers, *more: Follower) -> AsyncIterator[None]:
     finally:
         for each in started:
             await each.stop()
-        projecting.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await projecting
+        await end(projecting)
 
 
 async def until(holds: Callable[[], bool | Awaitable[bool]]) -> None:
