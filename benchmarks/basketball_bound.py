@@ -25,11 +25,20 @@ deals), the other three seats are the greedy bot, and the seat under test is one
 
 Prints, for each level, the seat's win rate with its 95% Wilson interval and the ratio to
 parity, its mean total and margin over the greedy seats' mean, and per-seat win rates.
+
+Common random numbers: every level plays the same deals, so two levels are best compared
+game by game. Each level after the first is printed PAIRED against the first: the mean of
+the per-game differences in points over the greedy seats' mean and in wins, with the
+standard error of those differences (far smaller than either level's own when the levels
+play alike). `--save FILE` keeps the per-game results; `--against FILE` pairs every level
+with the first level saved there (a run of another tree: `PYTHONPATH=<its checkout>`).
+A level `strong:option=3:ramp=2` is the strong bot with those constants (`KNOBS`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import random
 import statistics
@@ -55,6 +64,7 @@ from basketball_clair import (
 from bots_bench import cpu_model, wilson
 
 from domain.cards import rank_of
+from domain.grid import strong, strong_eval
 from domain.grid.layout import index
 from domain.grid.state import GridState
 from domain.shuffle import derive_seed
@@ -230,9 +240,35 @@ def fair_pimc(
 FAIR_WORLDS = 8
 
 
+KNOBS = {
+    "option": (strong_eval, "BASKETBALL_OPTION"),
+    "bonus": (strong_eval, "BASKETBALL_UNSEEN_BONUS"),
+    "ramp": (strong_eval, "BASKETBALL_RAMP"),
+    "look": (strong, "BASKETBALL_LOOK_AHEAD"),
+}
+"""The strong bot's constants a level may set (absent ones, on an older tree, are skipped)."""
+DEFAULTS = {name: getattr(module, attr, None) for name, (module, attr) in KNOBS.items()}
+
+
+def tuned(level: str) -> str:
+    """Set the constants `level` names (the others as the tree has them); its base level."""
+    base, *knobs = level.split(":")
+    settings = dict(DEFAULTS)
+    for knob in knobs:
+        name, value = knob.split("=")
+        if DEFAULTS[name] is None:
+            raise SystemExit(f"{name}: this tree has no {KNOBS[name][1]}")
+        settings[name] = float(value)
+    for name, (module, attr) in KNOBS.items():
+        if settings[name] is not None:
+            setattr(module, attr, settings[name])
+    return base
+
+
 def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
     """One of bots_bench's games with the seat under test at `game % players`."""
-    level, players, seed, game = job
+    named, players, seed, game = job
+    level = tuned(named)
     me = game % players
     master = seed.to_bytes(8, "big", signed=True) + game.to_bytes(8, "big")
     rng = random.Random(seed * 1_000_003 + game)
@@ -285,6 +321,7 @@ def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
     totals = state.totals
     winners = state.winners
     return {
+        "game": game,
         "win": 1 / len(winners) if me in winners else 0.0,
         "seat_wins": [1 / len(winners) if s in winners else 0.0 for s in range(players)],
         "mine": totals[me],
@@ -294,7 +331,25 @@ def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
     }
 
 
-def run(pool: Any, level: str, first: int, games: int, players: int, seed: int) -> str:
+def paired(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]], name: str) -> str:
+    """The per-game differences from `base` (the same games), mean +- standard error."""
+    pairs = [(r, base[r["game"]]) for r in rows if r["game"] in base]
+    if len(pairs) < 2:
+        return f"  paired against {name}: no common games"
+    points = [(r["mine"] - r["others"]) - (b["mine"] - b["others"]) for r, b in pairs]
+    wins = [r["win"] - b["win"] for r, b in pairs]
+    n = len(pairs)
+    same = sum(p == 0 and w == 0 for p, w in zip(points, wins, strict=True))
+    return (
+        f"  paired against {name} ({n} games, {same} alike): points "
+        f"{statistics.fmean(points):+.3f} +- {statistics.stdev(points) / n**0.5:.3f}, wins "
+        f"{statistics.fmean(wins):+.2%} +- {statistics.stdev(wins) / n**0.5:.2%}"
+    )
+
+
+def run(
+    pool: Any, level: str, first: int, games: int, players: int, seed: int
+) -> tuple[str, list[dict[str, Any]]]:
     started = time.perf_counter()
     jobs = [(level, players, seed, game) for game in range(first, first + games)]
     rows = pool.map(play, jobs, chunksize=max(1, games // 40))
@@ -314,7 +369,7 @@ def run(pool: Any, level: str, first: int, games: int, players: int, seed: int) 
         f"{statistics.fmean(margins):+.2f} +- {sd:.2f} over the greedy seats' mean, best other "
         f"{statistics.fmean(r['best_other'] for r in rows):.1f}; all four seats' wins by seat "
         f"{' '.join(f'{w:.1%}' for w in by_seat)}{cpu}; {time.perf_counter() - started:.0f} s"
-    )
+    ), rows
 
 
 def main() -> None:
@@ -325,11 +380,26 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--levels", default="greedy,clair-greedy,clair-rollout")
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--save", help="write every level's per-game results to this file")
+    parser.add_argument("--against", help="pair every level with the first level saved here")
     args = parser.parse_args()
     print(f"CPU: {cpu_model()}; seed {args.seed}", flush=True)
+    bases: list[tuple[str, dict[int, dict[str, Any]]]] = []
+    if args.against:
+        level, saved = next(iter(json.loads(Path(args.against).read_text()).items()))
+        bases.append((f"{level} of {args.against}", {r["game"]: r for r in saved}))
+    kept: dict[str, list[dict[str, Any]]] = {}
     with multiprocessing.Pool(args.processes) as pool:
         for level in args.levels.split(","):
-            print(run(pool, level, args.first, args.games, args.players, args.seed), flush=True)
+            line, rows = run(pool, level, args.first, args.games, args.players, args.seed)
+            print(line, flush=True)
+            for name, base in bases:
+                print(paired(rows, base, name), flush=True)
+            if not kept:
+                bases.append((level, {r["game"]: r for r in rows}))
+            kept[level] = [{k: r[k] for k in ("game", "win", "mine", "others")} for r in rows]
+    if args.save:
+        Path(args.save).write_text(json.dumps(kept))
 
 
 if __name__ == "__main__":
