@@ -35,8 +35,8 @@ async def end(task: asyncio.Task[Any]) -> None:
     """Cancel `task` and wait until it has ended, then raise what it failed with, if it
     failed. A cancel the task lost is sent again every `AGAIN` seconds, so this always ends:
     on Python 3.11 a wait in `asyncio.wait_for` that ends in the very turn it is cancelled
-    returns and drops the cancel, and redis-py sends every command through one (a projector
-    writing to Redis once ran on after its single cancel: a test hung for nine minutes)."""
+    returns and drops the cancel, and redis-py sends every command through one (the likely
+    cause of a test that hung nine minutes after a single cancel of a projector on Redis)."""
     while not task.done():
         task.cancel()
         await asyncio.wait({task}, timeout=AGAIN)
