@@ -243,7 +243,9 @@ async def test_a_duplicate_table_moves_no_rating_until_its_round_closes(
         await close_round(store, games, held)
         after = await rating_of(http, ann, lambda found: found is not None and found["games"] == 2)
         assert after is not None
-        assert after["mu"] != before["mu"]
+        # rated once more: the uncertainty shrinks whatever the result (the round's deals are
+        # random, and a tie with the other table's seat would leave mu where it was)
+        assert after["sigma"] < before["sigma"]
         for name in (bob, cat, dan):
             rated = await rating_of(http, name, lambda found: found is not None)
             assert rated is not None
