@@ -61,14 +61,14 @@ from basketball_clair import (
     hidden_positions,
     strong_stock,
 )
+from basketball_games import advance, master_seed, paired, seeded_game, tuned
 from bots_bench import cpu_model, wilson
 
 from domain.cards import rank_of
-from domain.grid import strong, strong_eval
 from domain.grid.layout import index
 from domain.grid.state import GridState
 from domain.shuffle import derive_seed
-from events.schema.common import Act, DealHand, GameOptions
+from events.schema.common import Act, DealHand
 from events.schema.grid import Flip, Replace
 
 
@@ -89,12 +89,6 @@ def options(state: GridState, seat: int, legal: tuple[Any, ...], told: bool = Tr
             seen.add(key)
             out.append(action)
     return out
-
-
-def advance(state: GridState, command: Any) -> GridState:
-    for event in GAME.decide(state, command):
-        state = GAME.evolve(state, event)
-    return state
 
 
 def finish(state: GridState, me: int, rng: random.Random, master: bytes) -> tuple[int, ...]:
@@ -240,84 +234,41 @@ def fair_pimc(
 FAIR_WORLDS = 8
 
 
-KNOBS = {
-    "option": (strong_eval, "BASKETBALL_OPTION"),
-    "bonus": (strong_eval, "BASKETBALL_UNSEEN_BONUS"),
-    "ramp": (strong_eval, "BASKETBALL_RAMP"),
-    "look": (strong, "BASKETBALL_LOOK_AHEAD"),
-}
-"""The strong bot's constants a level may set (absent ones, on an older tree, are skipped)."""
-DEFAULTS = {name: getattr(module, attr, None) for name, (module, attr) in KNOBS.items()}
-
-
-def tuned(level: str) -> str:
-    """Set the constants `level` names (the others as the tree has them); its base level."""
-    base, *knobs = level.split(":")
-    settings = dict(DEFAULTS)
-    for knob in knobs:
-        name, value = knob.split("=")
-        if DEFAULTS[name] is None:
-            raise SystemExit(f"{name}: this tree has no {KNOBS[name][1]}")
-        settings[name] = float(value)
-    for name, (module, attr) in KNOBS.items():
-        if settings[name] is not None:
-            setattr(module, attr, settings[name])
-    return base
-
-
 def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
     """One of bots_bench's games with the seat under test at `game % players`."""
     named, players, seed, game = job
     level = tuned(named)
     me = game % players
-    master = seed.to_bytes(8, "big", signed=True) + game.to_bytes(8, "big")
-    rng = random.Random(seed * 1_000_003 + game)
-    state = GAME.initial_state(players, GameOptions())
+    master = master_seed(seed, game)
     spent: list[float] = []
-    while True:
-        status = GAME.status(state)
-        if status.phase == "game_over":
-            break
-        if status.phase == "awaiting_deal":
-            state = advance(state, DealHand(derive_seed(master, status.hand).hex()))
-            continue
-        seat = status.to_act[rng.randrange(len(status.to_act))]
-        legal = GAME.legal_actions(state, seat)
+
+    def choose(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random) -> Any:
         if seat != me or level == "greedy":
-            choice = GREEDY.choose(GAME.view(state, seat), legal, rng)
+            return GREEDY.choose(GAME.view(state, seat), legal, rng)
+        started = time.process_time()
+        own = random.Random(seed * 7 + game * 131 + len(spent))  # the searches' own worlds
+        if level == "strong":
+            choice = STRONG.choose(GAME.view(state, seat), legal, rng)
+        elif level == "clair-greedy":
+            choice = clair_greedy(state, seat, legal)
+        elif level == "clair-own":
+            choice = clair_own(state, seat, legal)
+        elif level == "strong-stock-look":
+            choice = strong_stock(state, seat, legal, rng, look=True)
+        elif level == "strong-stock":
+            choice = strong_stock(state, seat, legal, rng)
+        elif level == "fair-pimc-margin":
+            choice = fair_pimc(state, seat, legal, own, master, margin)
+        elif level == "fair-pimc":
+            choice = fair_pimc(state, seat, legal, own, master)
+        elif level == "own-rollout":
+            choice = own_rollout(state, seat, legal, own, master)
         else:
-            started = time.process_time()
-            if level == "strong":
-                choice = STRONG.choose(GAME.view(state, seat), legal, rng)
-            elif level == "clair-greedy":
-                choice = clair_greedy(state, seat, legal)
-            elif level == "clair-own":
-                choice = clair_own(state, seat, legal)
-            elif level == "strong-stock-look":
-                choice = strong_stock(state, seat, legal, rng, look=True)
-            elif level == "strong-stock":
-                choice = strong_stock(state, seat, legal, rng)
-            elif level == "fair-pimc-margin":
-                choice = fair_pimc(
-                    state,
-                    seat,
-                    legal,
-                    random.Random(seed * 7 + game * 131 + len(spent)),
-                    master,
-                    margin,
-                )
-            elif level == "fair-pimc":
-                choice = fair_pimc(
-                    state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master
-                )
-            elif level == "own-rollout":
-                choice = own_rollout(
-                    state, seat, legal, random.Random(seed * 7 + game * 131 + len(spent)), master
-                )
-            else:
-                choice = clair_rollout(state, seat, legal, rng, master)
-            spent.append(time.process_time() - started)
-        state = advance(state, Act(seat, choice))
+            choice = clair_rollout(state, seat, legal, rng, master)
+        spent.append(time.process_time() - started)
+        return choice
+
+    state = seeded_game(players, seed, game, choose)
     totals = state.totals
     winners = state.winners
     return {
@@ -329,22 +280,6 @@ def play(job: tuple[str, int, int, int]) -> dict[str, Any]:
         "best_other": max(t for s, t in enumerate(totals) if s != me),
         "spent": spent,
     }
-
-
-def paired(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]], name: str) -> str:
-    """The per-game differences from `base` (the same games), mean +- standard error."""
-    pairs = [(r, base[r["game"]]) for r in rows if r["game"] in base]
-    if len(pairs) < 2:
-        return f"  paired against {name}: no common games"
-    points = [(r["mine"] - r["others"]) - (b["mine"] - b["others"]) for r, b in pairs]
-    wins = [r["win"] - b["win"] for r, b in pairs]
-    n = len(pairs)
-    same = sum(p == 0 and w == 0 for p, w in zip(points, wins, strict=True))
-    return (
-        f"  paired against {name} ({n} games, {same} alike): points "
-        f"{statistics.fmean(points):+.3f} +- {statistics.stdev(points) / n**0.5:.3f}, wins "
-        f"{statistics.fmean(wins):+.2%} +- {statistics.stdev(wins) / n**0.5:.2%}"
-    )
 
 
 def run(

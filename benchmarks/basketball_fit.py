@@ -30,17 +30,17 @@ import random
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from basketball_bound import advance
 from basketball_clair import GAME, GREEDY, STRONG
+from basketball_games import seeded_game
 
+from domain.grid.state import GridState
 from domain.grid.strong import Plan
 from domain.grid.strong_eval import _group_worth
 from domain.grid.strong_outlook import basketball_outlook
-from domain.shuffle import derive_seed
-from events.schema.common import Act, DealHand, GameOptions
 from events.schema.grid import Draw, Peek
 
 NAMES = ("intercept", "unseen", "option gain", "saving")
@@ -76,27 +76,17 @@ def play(job: tuple[int, int, int]) -> list[tuple[int, list[float], float]]:
     """One game; for each of the strong seat's turns its regressors and unexplained total."""
     players, seed, game = job
     me = game % players
-    master = seed.to_bytes(8, "big", signed=True) + game.to_bytes(8, "big")
-    rng = random.Random(seed * 1_000_003 + game)
-    state = GAME.initial_state(players, GameOptions())
     seen: list[tuple[int, list[float], float]] = []
-    while True:
-        status = GAME.status(state)
-        if status.phase == "game_over":
-            break
-        if status.phase == "awaiting_deal":
-            state = advance(state, DealHand(derive_seed(master, status.hand).hex()))
-            continue
-        seat = status.to_act[rng.randrange(len(status.to_act))]
-        legal = GAME.legal_actions(state, seat)
+
+    def choose(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random) -> Any:
         view = GAME.view(state, seat)
-        if seat == me:
-            if Draw("stock") in legal and Peek() not in legal:
-                seen.append(parts(Plan(view)))
-            choice = STRONG.choose(view, legal, rng)
-        else:
-            choice = GREEDY.choose(view, legal, rng)
-        state = advance(state, Act(seat, choice))
+        if seat != me:
+            return GREEDY.choose(view, legal, rng)
+        if Draw("stock") in legal and Peek() not in legal:
+            seen.append(parts(Plan(view)))
+        return STRONG.choose(view, legal, rng)
+
+    state = seeded_game(players, seed, game, choose)
     final = state.totals[me]
     return [(k, x, final - plain) for k, x, plain in seen]
 

@@ -128,9 +128,7 @@ async def start(name: str, args: argparse.Namespace, databases: list[str], log: 
         if projector is not None:
             label += ", a Redis projector (its CPU and Redis's in the server's)"
         workers = worker_pids(server, args.workers)
-        system = System(name, label, port, server, meter, open_table, True, workers)
-        system.projector = projector
-        return system
+        return System(name, label, port, server, meter, open_table, True, workers, projector)
     if name == "bgio-memory":
         server = start_bgio(port, None, 0, log)
         await wait_health(port, server, name)
