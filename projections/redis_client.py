@@ -14,6 +14,14 @@ transaction and Lua script must touch keys of one hash slot. The projection stor
 generation under one hash tag (projections/redis_store.py), so a batch's script, a snapshot's
 MULTI and a read's pipeline stay in one slot; its other keys (alias, generation counter,
 rebuild counts) and the rate limit's bucket are each used alone. SCAN runs on every primary.
+
+A MOVED reply only moves its slot (`reinitialize_steps=0`). By default redis-py closes the
+whole client at every fifth MOVED, connections in use by other tasks included, and those
+tasks fail with an `AttributeError` from deep inside redis-py. A fresh client meets MOVED
+without any change in the cluster: it sends its first commands to one node before it knows
+the slots, so a projector whose projections start together used to close the client under
+itself (CI, December 2026). A failover still refreshes the whole map: it arrives as a
+connection error, which re-reads the slots.
 """
 
 from __future__ import annotations
@@ -55,4 +63,6 @@ def redis_client(url: str, timeout: float) -> Any:
         return aioredis.Redis.from_url(url, **options)
     if parts.path.strip("/") not in ("", "0"):
         raise ValueError(f"a Redis Cluster has only database 0, not {parts.path!r}: {url}")
-    return RedisCluster.from_url(urlunsplit(parts._replace(scheme=plain, path="")), **options)
+    return RedisCluster.from_url(
+        urlunsplit(parts._replace(scheme=plain, path="")), reinitialize_steps=0, **options
+    )
