@@ -25,6 +25,7 @@ from service.cli.serve import uvicorn_config
 from service.http.app import create_app
 from service.ops.metrics import MULTIPROCESS
 from service.ops.settings import Settings
+from tests.support.children import dies_with_us
 from tests.support.settings_env import to_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,6 +120,7 @@ def serving_process(settings: Settings, log_dir: Path) -> Iterator[str]:
             [sys.executable, "-m", "service.cli", "serve"],
             cwd=ROOT,
             env=inherited | to_env(served),
+            preexec_fn=dies_with_us(),
             stdout=output,
             stderr=subprocess.STDOUT,
         )

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.api.server import free_port
+from tests.support.children import dies_with_us
 
 pytestmark = pytest.mark.e2e
 
@@ -107,6 +108,7 @@ def serving(
             ],
             cwd=ROOT,
             env=environment,
+            preexec_fn=dies_with_us(),
             stdout=stdout,
             stderr=stderr,
         )

@@ -18,6 +18,7 @@ from events.store import PostgresStore
 from service.ops.metrics import Metrics
 from service.play.games import GameService, stream_id
 from tests.e2e.test_cli import ROOT
+from tests.support.children import dies_with_us
 from tests.support.services import throwaway_database
 
 pytestmark = pytest.mark.e2e
@@ -50,6 +51,7 @@ async def test_fairway_bots_plays_out_a_table_of_bots(own_database: str) -> None
             [sys.executable, "-m", "service.cli", "bots"],
             cwd=ROOT,
             env=env,
+            preexec_fn=dies_with_us(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -26,6 +26,7 @@ from events.store import PostgresStore
 from service.ops.metrics import Metrics
 from service.play.games import GameService, stream_id
 from tests.e2e.test_cli import ROOT, serving
+from tests.support.children import dies_with_us
 from tests.support.services import database_made_later, throwaway_database
 
 pytestmark = pytest.mark.e2e
@@ -103,6 +104,7 @@ async def test_fairway_referee_plays_out_a_table_whose_players_withdrew(
             [sys.executable, "-m", "service.cli", "referee"],
             cwd=ROOT,
             env=env,
+            preexec_fn=dies_with_us(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -138,6 +140,7 @@ def test_fairway_referee_started_before_its_database_exists_waits_for_it(
             [sys.executable, "-m", "service.cli", "referee"],
             cwd=ROOT,
             env=env,
+            preexec_fn=dies_with_us(),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -22,6 +22,7 @@ from events.store import START, PostgresStore
 from projections.catalog import PROJECTIONS
 from projections.redis_store import RedisProjectionStore
 from projections.status import statuses
+from tests.support.children import dies_with_us
 from tests.support.lobby_oracle import expected_listings
 from tests.support.played_games import append_interleaved, game_streams
 from tests.support.redis_keys import forget
@@ -60,6 +61,7 @@ def projector(events_url: str, redis_url: str, prefix: str, *args: str) -> subpr
         [*FAIRWAY, "projector", *args],
         cwd=ROOT,
         env=env,
+        preexec_fn=dies_with_us(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

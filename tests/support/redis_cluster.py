@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.api.server import free_port
+from tests.support.children import dies_with_us
 
 MASTERS = 3
 START_WITHIN = 60.0
@@ -100,6 +101,7 @@ def redis_cluster(directory: Path) -> Iterator[RedisCluster]:
             servers.append(
                 subprocess.Popen(
                     _server_command(directory, port),
+                    preexec_fn=dies_with_us(),
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )

@@ -47,6 +47,7 @@ from tests.api.sse import Stream
 from tests.integration.events.conftest import settled_checkpoint
 from tests.integration.events.test_postgres_event_store import append_in
 from tests.support import pg_replica
+from tests.support.children import dies_with_us
 from tests.support.event_samples import dealt, new, stream
 from tests.support.logs import captured_logs
 from tests.support.pg_replica import ReplicaPair, replica_pair
@@ -331,6 +332,7 @@ async def test_fairway_projector_with_the_setting_reads_the_standby(
     process = subprocess.Popen(
         [sys.executable, "-m", "service.cli", "projector"],
         env=env,
+        preexec_fn=dies_with_us(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
