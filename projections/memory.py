@@ -8,7 +8,6 @@ stored document through what it was handed.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ import msgspec
 from events.store.base import Checkpoint
 from projections.base import Doc, IndexEntry, IndexPage, ProjectionsUnavailable
 from projections.paging import decode_cursor, encode_cursor
+from projections.sorted_set import SortedSet
 from projections.store import Changes, Generation, Outcome, ProjectionStore, Snapshot, State
 
 _encode = msgspec.json.encode
@@ -25,29 +25,11 @@ _decode = msgspec.json.decode
 
 
 @dataclass
-class _Index:
-    """A sorted set: member -> score, and the (score, member) pairs in order."""
-
-    scores: dict[str, float] = field(default_factory=dict)
-    order: list[tuple[float, str]] = field(default_factory=list)
-
-    def add(self, member: str, score: float) -> None:
-        self.remove(member)
-        self.scores[member] = score
-        bisect.insort(self.order, (score, member))
-
-    def remove(self, member: str) -> None:
-        old = self.scores.pop(member, None)
-        if old is not None:
-            del self.order[bisect.bisect_left(self.order, (old, member))]
-
-
-@dataclass
 class _Space:
     meta: Generation
     docs: dict[str, bytes] = field(default_factory=dict)
     counters: dict[str, dict[str, int]] = field(default_factory=dict)
-    indexes: dict[str, _Index] = field(default_factory=dict)
+    indexes: dict[str, SortedSet] = field(default_factory=dict)
     versions: dict[str, int] = field(default_factory=dict)
 
 
@@ -156,7 +138,7 @@ class MemoryProjectionStore(ProjectionStore):
                     if not space.indexes[index].scores:
                         del space.indexes[index]
             else:
-                space.indexes.setdefault(index, _Index()).add(member, score)
+                space.indexes.setdefault(index, SortedSet()).add(member, score)
         space.versions.update(changes.versions)
         space.meta = msgspec.structs.replace(space.meta, checkpoint=end)
         return Outcome.COMMITTED
@@ -194,18 +176,19 @@ class MemoryProjectionStore(ProjectionStore):
     ) -> IndexPage:
         position = None if cursor is None else decode_cursor(cursor)
         found = self._live(projection).indexes.get(index)
-        order = [] if found is None else found.order
-        lo = bisect.bisect_left(order, (min_score, ""))
-        hi = bisect.bisect_right(order, (max_score, "\U0010ffff\U0010ffff"))
-        if position is not None:  # carry on strictly after the cursor's (score, member)
-            mark = (position.score, position.member)
-            if descending:
-                hi = min(hi, bisect.bisect_left(order, mark, lo, hi))
-            else:
-                lo = max(lo, bisect.bisect_right(order, mark, lo, hi))
-        span = order[lo:hi] if not descending else order[max(lo, hi - limit - 1) : hi][::-1]
-        if not descending:
-            span = span[: limit + 1]
+        if found is None:
+            return IndexPage([], None)
+        low, high = (min_score, ""), (max_score, "\U0010ffff\U0010ffff")
+        mark = None if position is None else (position.score, position.member)
+        # from the range's first entry, or from strictly past the cursor's if that is inside
+        if descending:
+            past = mark is not None and mark <= high
+            start = mark if past and mark is not None else high
+            span = found.downward(start, before=past, stop=low, limit=limit + 1)
+        else:
+            past = mark is not None and mark >= low
+            start = mark if past and mark is not None else low
+            span = found.upward(start, after=past, stop=high, limit=limit + 1)
         entries = [IndexEntry(member, score) for score, member in span[:limit]]
         more = len(span) > limit
         return IndexPage(entries, encode_cursor(entries[-1]) if more else None)
@@ -217,9 +200,7 @@ class MemoryProjectionStore(ProjectionStore):
             return {}
         out: dict[str, Any] = {f"k:{key}": _load(raw) for key, raw in space.docs.items()}
         out.update({f"k:{key}": dict(c) for key, c in space.counters.items()})
-        out.update(
-            {f"i:{name_}": [(m, s) for s, m in idx.order] for name_, idx in space.indexes.items()}
-        )
+        out.update({f"i:{name_}": [(m, s) for s, m in idx] for name_, idx in space.indexes.items()})
         out["streams"] = dict(space.versions)
         return out
 
