@@ -131,13 +131,36 @@ class Odds:
         self.pair_odds = sum(p * p for p in odds.values())
 
 
-def fit(games: list[dict[str, Any]], target: str) -> dict[int, tuple[float, ...]]:
+def rows_by_k(
+    games: list[dict[str, Any]], target: str
+) -> dict[int, list[tuple[list[float], float]]]:
+    """Each record as ([1, features...], the target less the price's estimate), by k."""
     by_k: dict[int, list[tuple[list[float], float]]] = {}
     for g in games:
         for k, _, price, (saving, ranks, open_, odds) in g["records"]:
             know = cast(Knowledge, Odds(odds))
             feats = features(know, ranks, open_, saving)  # as the module counts them now
             by_k.setdefault(k, []).append(([1.0, *feats], g[target] + price))
+    return by_k
+
+
+def holdout(games: list[dict[str, Any]], target: str) -> None:
+    """Fit on the even games, and print for the odd ones each k's mean squared error of the
+    target with the price alone (and a constant) and with the correction."""
+    train = rows_by_k([g for g in games if g["game"] % 2 == 0], target)
+    test = rows_by_k([g for g in games if g["game"] % 2 == 1], target)
+    for k in sorted(set(train) & set(test)):
+        coef, _ = solve(train[k])
+        mean = sum(y for _, y in train[k]) / len(train[k])
+        alone = sum((y - mean) ** 2 for _, y in test[k]) / len(test[k])
+        fitted = sum(
+            (y - sum(c * v for c, v in zip(coef, x, strict=True))) ** 2 for x, y in test[k]
+        )
+        print(f"held out k={k}: mse {alone:.2f} price alone, {fitted / len(test[k]):.2f} corrected")
+
+
+def fit(games: list[dict[str, Any]], target: str) -> dict[int, tuple[float, ...]]:
+    by_k = rows_by_k(games, target)
     table: dict[int, tuple[float, ...]] = {}
     for k in sorted(by_k):
         if k == 0:
@@ -164,6 +187,7 @@ def main() -> None:
     parser.add_argument("--save", help="append the games played to this file (JSON lines)")
     parser.add_argument("--load", action="append", default=[], help="fit these games too")
     parser.add_argument("--target", default="total", choices=("total", "margin"))
+    parser.add_argument("--holdout", action="store_true", help="also fit even, test odd games")
     parser.add_argument("--out", help="write the fitted table here (JSON)")
     args = parser.parse_args()
     weights = None
@@ -182,6 +206,8 @@ def main() -> None:
                 out.flush()
                 games.append(row)
     print(f"{len(games)} games", flush=True)
+    if games and args.holdout:
+        holdout(games, args.target)
     if games:
         table = fit(games, args.target)
         print("WEIGHTS =", table)
