@@ -1,0 +1,165 @@
+"""Learn the Basketball price's correction from paired playouts of a decision's alternatives.
+
+    python benchmarks/basketball_probe.py --games 1500 [--first 20000] [--seed 7]
+        [--chance 0.5] --save probes.jsonl
+    python benchmarks/basketball_probe.py --load probes.jsonl [--out table.json]
+
+Benchmark only. Where `basketball_learn.py` fits the final total of the games the bot played
+(what a layout was worth under its play, which need not say which of two layouts one turn
+may leave is better), this fits the difference the choice made. Training games as there
+(seed 7, games of their own, the strong seat rotating against three greedy seats); at a
+place or flip decision of the strong seat, with chance `--chance`, each of the price's best
+three distinct choices is played out to the game's end from the TRUE state with the same
+copy of the game's random stream (the same stock, the same coin flips: common random
+numbers), the seat by the bot itself (price alone), the others greedy. The game itself
+goes on with the bot's choice. A discard's layout is the one its best flip leaves.
+
+For each probe and each alternative to the price's choice: the difference in the seat's
+final total, plus the difference in price (as cost), is fitted by least squares on the
+difference in `features`, no intercept, per band of face-down cards left. The playouts see
+cards the seat cannot see; that is fair here: the true deal is a draw from what the seat may
+believe, so a playout's outcome is an unbiased sample of what the choice is worth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from basketball_clair import GAME, GREEDY, STRONG
+from basketball_fit import solve
+from basketball_games import advance, master_seed, seeded_game
+from basketball_learn import choices
+
+from domain.grid import strong, strong_learned
+from domain.grid.state import GridState
+from domain.grid.strong import Plan
+from domain.grid.strong_learned import FEATURES, features
+from domain.grid.strong_outlook import basketball_parts
+from domain.shuffle import derive_seed
+from events.schema.common import Act, DealHand
+from events.schema.grid import Discard, Flip, Replace
+
+BANDS = {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 7}
+"""Face-down cards left -> the band whose row of the table it uses (8 and 9 pooled with 7)."""
+
+
+def finish(state: GridState, me: int, rng: random.Random, master: bytes) -> tuple[int, ...]:
+    while True:
+        status = GAME.status(state)
+        if status.phase == "game_over":
+            return state.totals
+        if status.phase == "awaiting_deal":
+            state = advance(state, DealHand(derive_seed(master, status.hand).hex()))
+            continue
+        seat = status.to_act[rng.randrange(len(status.to_act))]
+        legal = GAME.legal_actions(state, seat)
+        bot = STRONG if seat == me else GREEDY
+        state = advance(state, Act(seat, bot.choose(GAME.view(state, seat), legal, rng)))
+
+
+def described(plan: Plan, cost: float, action: Any, post: Any) -> tuple[int, list[float], float]:
+    """k, the features and the price (cost, no correction) of the layout a choice leaves."""
+    if post is None:  # a discard: the flip that follows as the price would make it
+        flips = [c for c in choices(plan, tuple(_flips(plan))) if c[2] is not None]
+        post = flips[0][2]
+    ranks, open_ = post
+    base, saving = basketball_parts(plan.know, ranks, open_)
+    price = base - strong.BASKETBALL_LOOK_AHEAD * saving
+    return len(open_), list(features(plan.know, ranks, open_, saving)), price
+
+
+def _flips(plan: Plan) -> list[Flip]:
+    columns = plan.rules.columns
+    return [Flip(at // columns, at % columns) for at in plan.hidden]
+
+
+def play(job: tuple[int, int, int, float]) -> list[dict[str, Any]]:
+    players, seed, game, chance = job
+    strong_learned.BASKETBALL_LEARNED = 0.0
+    me = game % players
+    master = master_seed(seed, game)
+    coin = random.Random(seed * 104729 + game)
+    probes: list[dict[str, Any]] = []
+
+    def choose(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random) -> Any:
+        view = GAME.view(state, seat)
+        if seat != me:
+            return GREEDY.choose(view, legal, rng)
+        placing = view.drawn is not None and any(isinstance(a, Replace | Discard) for a in legal)
+        probing = placing or isinstance(legal[0], Flip)
+        if len(legal) == 1 or not probing or coin.random() >= chance:
+            return STRONG.choose(view, legal, rng)
+        plan = Plan(view)
+        ranked = choices(plan, legal)[:3]
+        if len(ranked) < 2:
+            return STRONG.choose(view, legal, rng)
+        rows = []
+        for cost, action, post in ranked:
+            k, feats, price = described(plan, cost, action, post)
+            copy = random.Random()
+            copy.setstate(rng.getstate())
+            totals = finish(advance(state, Act(seat, action)), me, copy, master)
+            rows.append([k, feats, price, totals[me]])
+        probes.append({"game": game, "rows": rows})
+        return STRONG.choose(view, legal, rng)
+
+    seeded_game(players, seed, game, choose)
+    return probes
+
+
+def fit(probes: list[dict[str, Any]]) -> dict[int, tuple[float, ...]]:
+    by_band: dict[int, list[tuple[list[float], float]]] = {}
+    for probe in probes:
+        (k, f0, c0, y0), *others = probe["rows"]
+        for _, f, c, y in others:
+            dx = [a - b for a, b in zip(f, f0, strict=True)]
+            if k in BANDS:
+                by_band.setdefault(BANDS[k], []).append((dx, (y - y0) + (c - c0)))
+    table: dict[int, tuple[float, ...]] = {}
+    for band in sorted(by_band):
+        coef, err = solve(by_band[band])  # no intercept: the first column is a feature
+        pairs = zip(FEATURES, coef, err, strict=True)
+        shown = ", ".join(f"{n} {c:+.3f}+-{e:.3f}" for n, c, e in pairs)
+        print(f"band {band} ({len(by_band[band])} differences): {shown}", flush=True)
+        table[band] = tuple(round(c, 3) for c in coef)
+    return {k: table[b] for k, b in BANDS.items() if b in table}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", type=int, default=0)
+    parser.add_argument("--first", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--chance", type=float, default=0.5)
+    parser.add_argument("--save", help="append the probes to this file (JSON lines)")
+    parser.add_argument("--load", action="append", default=[], help="fit these probes too")
+    parser.add_argument("--out", help="write the fitted table here (JSON)")
+    args = parser.parse_args()
+    probes: list[dict[str, Any]] = []
+    for name in args.load:
+        probes.extend(json.loads(line) for line in Path(name).read_text().splitlines() if line)
+    if args.games:
+        with open(args.save or "/dev/null", "a") as out:
+            for game in range(args.first, args.first + args.games):
+                for probe in play((args.players, args.seed, game, args.chance)):
+                    out.write(json.dumps(probe) + "\n")
+                    probes.append(probe)
+                out.flush()
+    print(f"{len(probes)} probes", flush=True)
+    if probes:
+        table = fit(probes)
+        print("WEIGHTS =", table)
+        if args.out:
+            Path(args.out).write_text(json.dumps(table))
+
+
+if __name__ == "__main__":
+    main()
