@@ -48,6 +48,7 @@ from events.schema.grid import Discard, Flip, Replace
 
 BANDS = {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 7}
 """Face-down cards left -> the band whose row of the table it uses (8 and 9 pooled with 7)."""
+POOLED = dict.fromkeys(range(1, 10), 1)
 
 
 def finish(state: GridState, me: int, rng: random.Random, master: bytes) -> tuple[int, ...]:
@@ -114,22 +115,56 @@ def play(job: tuple[int, int, int, float]) -> list[dict[str, Any]]:
     return probes
 
 
-def fit(probes: list[dict[str, Any]]) -> dict[int, tuple[float, ...]]:
+def differences(
+    probes: list[dict[str, Any]], bands: dict[int, int], used: tuple[int, ...]
+) -> dict[int, list[tuple[list[float], float]]]:
+    """Per band: (the alternative's features less the choice's, the features `used` only;
+    its final total less the choice's plus its price less the choice's)."""
     by_band: dict[int, list[tuple[list[float], float]]] = {}
     for probe in probes:
         (k, f0, c0, y0), *others = probe["rows"]
         for _, f, c, y in others:
-            dx = [a - b for a, b in zip(f, f0, strict=True)]
-            if k in BANDS:
-                by_band.setdefault(BANDS[k], []).append((dx, (y - y0) + (c - c0)))
+            dx = [f[i] - f0[i] for i in used]
+            if k in bands:
+                by_band.setdefault(bands[k], []).append((dx, (y - y0) + (c - c0)))
+    return by_band
+
+
+def fit(
+    probes: list[dict[str, Any]], bands: dict[int, int], used: tuple[int, ...]
+) -> dict[int, tuple[float, ...]]:
+    """The table: per k, a weight for every feature (0 for those not `used`)."""
+    by_band = differences(probes, bands, used)
     table: dict[int, tuple[float, ...]] = {}
     for band in sorted(by_band):
         coef, err = solve(by_band[band])  # no intercept: the first column is a feature
-        pairs = zip(FEATURES, coef, err, strict=True)
+        pairs = zip([FEATURES[i] for i in used], coef, err, strict=True)
         shown = ", ".join(f"{n} {c:+.3f}+-{e:.3f}" for n, c, e in pairs)
         print(f"band {band} ({len(by_band[band])} differences): {shown}", flush=True)
-        table[band] = tuple(round(c, 3) for c in coef)
-    return {k: table[b] for k, b in BANDS.items() if b in table}
+        row = [0.0] * len(FEATURES)
+        for i, c in zip(used, coef, strict=True):
+            row[i] = round(c, 3)
+        table[band] = tuple(row)
+    return {k: table[b] for k, b in bands.items() if b in table}
+
+
+def holdout(probes: list[dict[str, Any]], bands: dict[int, int], used: tuple[int, ...]) -> None:
+    """Fit on the even games' probes; on the odd games', the mean squared error of the
+    difference with the price alone (0) and with the correction."""
+    train = [p for p in probes if p["game"] % 2 == 0]
+    test = [p for p in probes if p["game"] % 2 == 1]
+    table = fit(train, bands, used)
+    alone = fitted = 0.0
+    n = 0
+    for k, rows in differences(test, {k: k for k in bands}, tuple(range(len(FEATURES)))).items():
+        for dx, dy in rows:
+            guess = sum(w * x for w, x in zip(table.get(k, ()), dx, strict=False))
+            alone += dy * dy
+            fitted += (dy - guess) ** 2
+            n += 1
+    print(
+        f"held out ({n} differences): mse {alone / n:.3f} price alone, {fitted / n:.3f} corrected"
+    )
 
 
 def main() -> None:
@@ -141,6 +176,9 @@ def main() -> None:
     parser.add_argument("--chance", type=float, default=0.5)
     parser.add_argument("--save", help="append the probes to this file (JSON lines)")
     parser.add_argument("--load", action="append", default=[], help="fit these probes too")
+    parser.add_argument("--holdout", action="store_true", help="also fit even, test odd games")
+    parser.add_argument("--pooled", action="store_true", help="one row for every k")
+    parser.add_argument("--used", default="0,1,2,3,4,5,6", help="the features fitted (indices)")
     parser.add_argument("--out", help="write the fitted table here (JSON)")
     args = parser.parse_args()
     probes: list[dict[str, Any]] = []
@@ -154,8 +192,12 @@ def main() -> None:
                     probes.append(probe)
                 out.flush()
     print(f"{len(probes)} probes", flush=True)
+    bands = POOLED if args.pooled else BANDS
+    used = tuple(int(i) for i in args.used.split(","))
+    if probes and args.holdout:
+        holdout(probes, bands, used)
     if probes:
-        table = fit(probes)
+        table = fit(probes, bands, used)
         print("WEIGHTS =", table)
         if args.out:
             Path(args.out).write_text(json.dumps(table))

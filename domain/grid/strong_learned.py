@@ -43,17 +43,8 @@ FEATURES = (
 
 BASKETBALL_LEARNED = 1.0
 """The share of the learned correction the bot counts (0: the price alone)."""
-WEIGHTS: dict[int, tuple[float, ...]] = {
-    1: (0.3, -1.611, 0.649, -0.463, -1.527, 1.95, 2.446),
-    2: (-0.061, -1.168, 1.203, 0.005, -1.002, 2.561, -3.417),
-    3: (0.545, -1.064, 1.795, -0.989, -5.637, 3.489, -4.458),
-    4: (0.452, -1.011, 2.533, -0.361, -4.843, 3.7, -1.602),
-    5: (0.099, -0.787, 2.522, 2.45, -3.094, 2.468, -1.958),
-    6: (0.489, -0.768, 2.491, 1.794, -5.686, 2.213, -5.427),
-    7: (0.054, -0.505, 2.119, -0.159, -9.668, 0.756, -2.594),
-    8: (-0.219, -0.532, 2.407, 1.409, -4.145, 0.337, -0.597),
-    9: (0.089, -0.602, 3.163, 1.787, -2.403, 0.283, -1.874),
-}
+ROW = (0.714, -0.335, 1.398, -2.783, -14.09, -0.344, -4.679)
+WEIGHTS: dict[int, tuple[float, ...]] = dict.fromkeys(range(1, 10), ROW)
 """Per face-down cards left after the decision (1-9): the points each feature adds to the
 expected final total beyond the price. Missing: no correction (0 left: the price is exact)."""
 
