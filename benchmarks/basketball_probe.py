@@ -165,6 +165,23 @@ def holdout(probes: list[dict[str, Any]], bands: dict[int, int], used: tuple[int
     print(
         f"held out ({n} differences): mse {alone / n:.3f} price alone, {fitted / n:.3f} corrected"
     )
+    changed = gained = 0.0
+    for probe in test:
+        rows = probe["rows"]
+        weights = table.get(rows[0][0], (0.0,) * len(FEATURES))
+
+        def value(row: list[Any], w: tuple[float, ...] = weights) -> float:
+            return -row[2] + sum(a * b for a, b in zip(w, row[1], strict=True))
+
+        pick = max(rows, key=value)
+        if pick is not rows[0]:
+            changed += 1
+            gained += pick[3] - rows[0][3]
+    print(
+        f"held out, the corrected choice among the three played out: changed at {changed:.0f} "
+        f"of {len(test)} decisions, final total {gained / len(test):+.3f} a decision "
+        f"({gained / max(changed, 1):+.3f} where changed)"
+    )
 
 
 def main() -> None:
