@@ -13,7 +13,7 @@ from typing import Any
 
 from basketball_clair import GAME
 
-from domain.grid import strong, strong_eval, strong_learned
+from domain.grid import strong, strong_eval
 from domain.grid.state import GridState
 from domain.shuffle import derive_seed
 from events.schema.common import Act, DealHand, GameOptions
@@ -57,7 +57,6 @@ KNOBS = {
     "bonus": (strong_eval, "BASKETBALL_UNSEEN_BONUS"),
     "ramp": (strong_eval, "BASKETBALL_RAMP"),
     "look": (strong, "BASKETBALL_LOOK_AHEAD"),
-    "learn": (strong_learned, "BASKETBALL_LEARNED"),
 }
 """The strong bot's constants a level may set (absent ones, on an older tree, are skipped)."""
 DEFAULTS = {name: getattr(module, attr, None) for name, (module, attr) in KNOBS.items()}

@@ -1,23 +1,26 @@
-"""Learn the correction to the strong bot's Basketball price (domain/grid/strong_learned.py).
+"""Learn a correction to the strong bot's Basketball price from its final totals (tried, not kept).
 
     python benchmarks/basketball_learn.py --games 4000 [--first 10000] [--seed 7]
-        [--epsilon 0.2] [--weights table.json] --save games.jsonl
+        [--epsilon 0.2] --save games.jsonl
     python benchmarks/basketball_learn.py --load games.jsonl [--load more.jsonl] [--target total]
 
 Benchmark only. Plays `bots_bench.py`'s kind of game (the strong seat rotating, three greedy
 seats) on deals of a seed no evaluation uses. At each of the strong seat's place and flip
-decisions it prices every distinct choice as the bot does (`Plan.cost`: with the table in
-`--weights`, else the module's), and takes the best, or with chance `--epsilon` a random
-one of the best three, from a stream of its own (the game's own rng is left as the bot
-leaves it). When the choice ends the turn (a card kept, a card turned up) it records the
-layout left: its face-down count k, its `features`, and the price without the correction.
+decisions it prices every distinct choice as the bot does (`Plan.cost`), and takes the
+best, or with chance `--epsilon` a random one of the best three, from a stream of its own
+(the game's own rng is left as the bot leaves it). When the choice ends the turn (a card
+kept, a card turned up) it records the layout left: its face-down count k, its `features`
+(basketball_features.py), its price, and what the features are computed from (so that
+another definition of them can be fitted on the same games).
 At the game's end every record gets the seat's final total, its margin over the greedy
 seats' mean and its share of the win. Each game is one line of `--save`.
 
 The fit: for each k, the target (`total`: the final total less the price's estimate, i.e.
 plus the price as a cost; `margin`: the margin likewise) by least squares on an intercept
-and the features. Prints the coefficients with their standard errors and `WEIGHTS` as the
-module takes it (the intercept dropped: every choice of a turn leaves the same k). Fitting is
+and the features. Prints the coefficients with their standard errors and the table (the
+intercept dropped: every choice of a turn leaves the same k), which the bot of commit
+`defa997` read as `WEIGHTS` in domain/grid/strong_learned.py, taking it from the price.
+`--holdout` fits the even games and prints each k's error on the odd ones. Fitting is
 deterministic: the same games give the same table.
 """
 
@@ -34,18 +37,17 @@ from typing import Any, cast
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from basketball_clair import GAME, GREEDY, STRONG
+from basketball_features import FEATURES, features, parts
 from basketball_fit import solve
 from basketball_games import seeded_game
 
 from domain.cards import rank_of
-from domain.grid import strong, strong_learned
+from domain.grid import strong
 from domain.grid.layout import index
 from domain.grid.scoring import VALUES
 from domain.grid.state import GridState
 from domain.grid.strong import Plan
 from domain.grid.strong_eval import Knowledge
-from domain.grid.strong_learned import FEATURES, features
-from domain.grid.strong_outlook import basketball_parts
 from events.schema.grid import Discard, Flip, Replace
 
 Post = tuple[list[str | None], list[int]] | None
@@ -84,10 +86,8 @@ def choices(plan: Plan, legal: tuple[Any, ...]) -> list[tuple[float, Any, Post]]
     return out
 
 
-def play(job: tuple[int, int, int, float, dict[int, list[float]] | None]) -> dict[str, Any]:
-    players, seed, game, epsilon, weights = job
-    if weights is not None:
-        strong_learned.WEIGHTS = {k: tuple(w) for k, w in weights.items()}
+def play(job: tuple[int, int, int, float]) -> dict[str, Any]:
+    players, seed, game, epsilon = job
     me = game % players
     explore = random.Random(seed * 7919 + game)
     records: list[tuple[int, list[float], float, list[Any]]] = []
@@ -107,7 +107,7 @@ def play(job: tuple[int, int, int, float, dict[int, list[float]] | None]) -> dic
         post = pick[2]
         if post is not None:
             ranks, open_ = post
-            base, saving = basketball_parts(plan.know, ranks, open_)
+            base, saving = parts(plan.know, ranks, open_)
             price = base - strong.BASKETBALL_LOOK_AHEAD * saving
             feats = list(features(plan.know, ranks, open_, saving))
             odds = {r: round(p, 5) for r, p in plan.know.odds.items()}
@@ -183,22 +183,18 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--epsilon", type=float, default=0.2)
     parser.add_argument("--processes", type=int, default=1)
-    parser.add_argument("--weights", help="play with this table (JSON {k: [w...]})")
     parser.add_argument("--save", help="append the games played to this file (JSON lines)")
     parser.add_argument("--load", action="append", default=[], help="fit these games too")
     parser.add_argument("--target", default="total", choices=("total", "margin"))
     parser.add_argument("--holdout", action="store_true", help="also fit even, test odd games")
     parser.add_argument("--out", help="write the fitted table here (JSON)")
     args = parser.parse_args()
-    weights = None
-    if args.weights:
-        weights = {int(k): w for k, w in json.loads(Path(args.weights).read_text()).items()}
     games: list[dict[str, Any]] = []
     for name in args.load:
         games.extend(json.loads(line) for line in Path(name).read_text().splitlines() if line)
     if args.games:
         span = range(args.first, args.first + args.games)
-        jobs = [(args.players, args.seed, g, args.epsilon, weights) for g in span]
+        jobs = [(args.players, args.seed, g, args.epsilon) for g in span]
         save = open(args.save or "/dev/null", "a")  # noqa: SIM115
         with multiprocessing.Pool(args.processes) as pool, save as out:
             for row in pool.imap(play, jobs, chunksize=8):

@@ -1,4 +1,5 @@
-"""Learn the Basketball price's correction from paired playouts of a decision's alternatives.
+"""A correction to the Basketball price from paired playouts of a decision's alternatives
+(tried, not kept).
 
     python benchmarks/basketball_probe.py --games 1500 [--first 20000] [--seed 7]
         [--chance 0.5] --save probes.jsonl
@@ -16,7 +17,12 @@ goes on with the bot's choice. A discard's layout is the one its best flip leave
 
 For each probe and each alternative to the price's choice: the difference in the seat's
 final total, plus the difference in price (as cost), is fitted by least squares on the
-difference in `features`, no intercept, per band of face-down cards left. The playouts see
+difference in `features` (basketball_features.py), no intercept, per band of face-down
+cards left (`--pooled`: one row for all; `--used`: a subset of the features); the bot of
+commit `4b271b1` read the pooled table as `WEIGHTS` in domain/grid/strong_learned.py.
+`--holdout` fits the even games' probes and prints, on the odd games', the error of the
+differences and what the corrected choice among the three played out would have changed
+(an offline estimate of the correction's worth, one decision at a time). The playouts see
 cards the seat cannot see; that is fair here: the true deal is a draw from what the seat may
 believe, so a playout's outcome is an unbiased sample of what the choice is worth.
 """
@@ -33,15 +39,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from basketball_clair import GAME, GREEDY, STRONG
+from basketball_features import FEATURES, features, parts
 from basketball_fit import solve
 from basketball_games import advance, master_seed, seeded_game
 from basketball_learn import choices
 
-from domain.grid import strong, strong_learned
+from domain.grid import strong
 from domain.grid.state import GridState
 from domain.grid.strong import Plan
-from domain.grid.strong_learned import FEATURES, features
-from domain.grid.strong_outlook import basketball_parts
 from domain.shuffle import derive_seed
 from events.schema.common import Act, DealHand
 from events.schema.grid import Discard, Flip, Replace
@@ -71,7 +76,7 @@ def described(plan: Plan, cost: float, action: Any, post: Any) -> tuple[int, lis
         flips = [c for c in choices(plan, tuple(_flips(plan))) if c[2] is not None]
         post = flips[0][2]
     ranks, open_ = post
-    base, saving = basketball_parts(plan.know, ranks, open_)
+    base, saving = parts(plan.know, ranks, open_)
     price = base - strong.BASKETBALL_LOOK_AHEAD * saving
     return len(open_), list(features(plan.know, ranks, open_, saving)), price
 
@@ -83,7 +88,6 @@ def _flips(plan: Plan) -> list[Flip]:
 
 def play(job: tuple[int, int, int, float]) -> list[dict[str, Any]]:
     players, seed, game, chance = job
-    strong_learned.BASKETBALL_LEARNED = 0.0
     me = game % players
     master = master_seed(seed, game)
     coin = random.Random(seed * 104729 + game)
@@ -171,7 +175,7 @@ def holdout(probes: list[dict[str, Any]], bands: dict[int, int], used: tuple[int
         weights = table.get(rows[0][0], (0.0,) * len(FEATURES))
 
         def value(row: list[Any], w: tuple[float, ...] = weights) -> float:
-            return -row[2] + sum(a * b for a, b in zip(w, row[1], strict=True))
+            return -float(row[2]) + sum(a * b for a, b in zip(w, row[1], strict=True))
 
         pick = max(rows, key=value)
         if pick is not rows[0]:

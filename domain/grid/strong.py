@@ -15,11 +15,9 @@ from typing import Any
 
 from domain.bots.base import Chooser
 from domain.cards import rank_of
-from domain.grid import strong_learned
 from domain.grid.layout import index
 from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
-from domain.grid.strong_learned import correction
-from domain.grid.strong_outlook import basketball_parts, golf_outlook
+from domain.grid.strong_outlook import basketball_outlook, golf_outlook
 from domain.grid.view import GridView
 from events.schema.grid import Discard, Draw, EndTurn, Flip, GoOut, Peek, Replace, SetupFlip
 
@@ -91,12 +89,7 @@ class Plan:
             return golf_outlook(ranks, know.columns, know.values, know.odds, unknown, weight)
         open_ = self.hidden if open_ is None else open_
         if self.looking:
-            base, saving = basketball_parts(know, ranks, open_)
-            price = base - BASKETBALL_LOOK_AHEAD * saving
-            if strong_learned.BASKETBALL_LEARNED:
-                feats = strong_learned.features(know, ranks, open_, saving)
-                price -= strong_learned.BASKETBALL_LEARNED * correction(len(open_), feats)
-            return price
+            return basketball_outlook(know, ranks, open_, BASKETBALL_LOOK_AHEAD)
         return know.cost(ranks, self.final, open_)
 
     def after_flip(self, ranks: Ranks, open_: list[int]) -> float:

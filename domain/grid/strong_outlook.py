@@ -83,14 +83,6 @@ def basketball_outlook(
     """The layout's cost (its score negated, an unseen card weighed over every rank) less
     `weight` times the expected saving of one more card drawn from the unseen ones put on
     the best of the `open_` (face-down) positions."""
-    base, saving = basketball_parts(know, ranks, open_)
-    return base - weight * saving
-
-
-def basketball_parts(
-    know: Knowledge, ranks: Sequence[str | None], open_: Sequence[int]
-) -> tuple[float, float]:
-    """The layout's cost and the expected saving of its next draw (`basketball_outlook`)."""
     base = know.cost(ranks, open_=open_)
     work = list(ranks)
     saving = 0.0
@@ -105,4 +97,4 @@ def basketball_parts(
             if cost < best:
                 best = cost
         saving += chance * (base - best)
-    return base, saving
+    return base - weight * saving

@@ -1,16 +1,11 @@
-"""Basketball: a correction to the strong bot's price, learned offline from simulated games.
+"""The features of a Basketball layout that `basketball_learn.py` and `basketball_probe.py`
+fitted a correction to the strong bot's price on (issue 18, branch `bball7`; tried, not kept:
+docs/BENCHMARKS.md). Benchmark only: the bot that priced layouts with the fitted table, the
+table itself and its unit test were `domain/grid/strong_learned.py` on commits `defa997`
+(fitted to final totals) and `4b271b1` (fitted to paired playouts); the bot on main does not
+use them.
 
-The price of a layout a turn leaves (`strong_eval.py`, `strong_outlook.py`) is arithmetic
-with a few hand-tuned constants. What it misses was measured, not derived: the strong seat
-played against three greedy seats (deals of a seed no benchmark uses), at each of its place
-and flip decisions taking, one time in five, a random choice among the price's best three
-(so that the games also cover the alternatives), and the layout each decision left was
-recorded with the seat's final total. For each number of face-down cards left (the turns
-left), the final total less the price's estimate was fitted by least squares on the
-`features` below. The bot prices a layout at its price less the fitted correction.
-
-Remake the table: `python benchmarks/basketball_learn.py --help` (the fit prints `WEIGHTS`).
-The features are a function of what the seat sees: its own layout as far as it knows it, its
+They are a function of what the seat sees: its own layout as far as it knows it, its
 face-down positions, and the unseen cards' odds; the opponents' layouts are left out, as they
 are the same whatever the seat chooses.
 """
@@ -21,6 +16,7 @@ from collections.abc import Sequence
 
 from domain.grid.scoring import NEVER_GROUP
 from domain.grid.strong_eval import Knowledge, _group_worth
+from domain.grid.strong_outlook import basketball_outlook
 
 FEATURES = (
     "unseen",
@@ -40,13 +36,6 @@ FEATURES = (
 - grow chance: the same over its known pairs and threes (a group grown by one);
 - peeked low: its peeked face-down cards adding at most 6 points (the cards to swap out);
 - unseen pairs: the expected number of pairs among its unknown cards themselves."""
-
-BASKETBALL_LEARNED = 1.0
-"""The share of the learned correction the bot counts (0: the price alone)."""
-ROW = (0.714, -0.335, 1.398, -2.783, -14.09, -0.344, -4.679)
-WEIGHTS: dict[int, tuple[float, ...]] = dict.fromkeys(range(1, 10), ROW)
-"""Per face-down cards left after the decision (1-9): the points each feature adds to the
-expected final total beyond the price. Missing: no correction (0 left: the price is exact)."""
 
 
 def features(
@@ -86,9 +75,9 @@ def features(
     return (float(unseen), gain, saving, pair * unknown, grow * unknown, float(low), pairs)
 
 
-def correction(left: int, feats: Sequence[float]) -> float:
-    """Points the learned table adds to the price's expected final total."""
-    weights = WEIGHTS.get(left)
-    if weights is None:
-        return 0.0
-    return sum(w * f for w, f in zip(weights, feats, strict=True))
+def parts(
+    know: Knowledge, ranks: Sequence[str | None], open_: Sequence[int]
+) -> tuple[float, float]:
+    """The layout's cost (the price before the look-ahead) and its next draw's saving."""
+    base = know.cost(ranks, open_=open_)
+    return base, base - basketball_outlook(know, ranks, open_, 1.0)
