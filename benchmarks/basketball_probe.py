@@ -175,7 +175,9 @@ def holdout(probes: list[dict[str, Any]], bands: dict[int, int], used: tuple[int
         weights = table.get(rows[0][0], (0.0,) * len(FEATURES))
 
         def value(row: list[Any], w: tuple[float, ...] = weights) -> float:
-            return -float(row[2]) + sum(a * b for a, b in zip(w, row[1], strict=True))
+            price: float = row[2]
+            feats: list[float] = row[1]
+            return -price + sum(a * b for a, b in zip(w, feats, strict=True))
 
         pick = max(rows, key=value)
         if pick is not rows[0]:
