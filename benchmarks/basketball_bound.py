@@ -61,14 +61,13 @@ from basketball_clair import (
     hidden_positions,
     strong_stock,
 )
-from basketball_games import advance, master_seed, paired, seeded_game, tuned
+from basketball_games import advance, master_seed, paired, played_out, seeded_game, tuned
 from bots_bench import cpu_model, wilson
 
 from domain.cards import rank_of
 from domain.grid.layout import index
 from domain.grid.state import GridState
-from domain.shuffle import derive_seed
-from events.schema.common import Act, DealHand
+from events.schema.common import Act
 from events.schema.grid import Flip, Replace
 
 
@@ -93,20 +92,13 @@ def options(state: GridState, seat: int, legal: tuple[Any, ...], told: bool = Tr
 
 def finish(state: GridState, me: int, rng: random.Random, master: bytes) -> tuple[int, ...]:
     """Play on to the end: the others greedy, `me` by clair-greedy; the final totals."""
-    while True:
-        status = GAME.status(state)
-        if status.phase == "game_over":
-            return state.totals
-        if status.phase == "awaiting_deal":
-            state = advance(state, DealHand(derive_seed(master, status.hand).hex()))
-            continue
-        seat = status.to_act[rng.randrange(len(status.to_act))]
-        legal = GAME.legal_actions(state, seat)
+
+    def choose(state: GridState, seat: int, legal: tuple[Any, ...], rng: random.Random) -> Any:
         if seat == me:
-            choice = clair_greedy(state, seat, legal)
-        else:
-            choice = GREEDY.choose(GAME.view(state, seat), legal, rng)
-        state = advance(state, Act(seat, choice))
+            return clair_greedy(state, seat, legal)
+        return GREEDY.choose(GAME.view(state, seat), legal, rng)
+
+    return played_out(state, master, rng, choose).totals
 
 
 def outcome(totals: tuple[int, ...], me: int) -> float:

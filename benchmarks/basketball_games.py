@@ -37,9 +37,14 @@ def seeded_game(players: int, seed: int, game: int, choose: Chooser) -> GridStat
     """Game `game` of run `seed` played to its end, every decision by `choose`: the deals
     from its master seed, the seat to act (when several may) and the bots' coin flips from its
     own rng, as `bots_bench.py` draws them. Returns the finished state."""
-    master = master_seed(seed, game)
     rng = random.Random(seed * 1_000_003 + game)
     state = GAME.initial_state(players, GameOptions())
+    return played_out(state, master_seed(seed, game), rng, choose)
+
+
+def played_out(state: GridState, master: bytes, rng: random.Random, choose: Chooser) -> GridState:
+    """`state` played on to the game's end, every decision by `choose`, each hand dealt from
+    `master`, the seat to act (when several may) drawn from `rng`. Returns the final state."""
     while True:
         status = GAME.status(state)
         if status.phase == "game_over":
