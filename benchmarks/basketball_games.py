@@ -57,6 +57,7 @@ KNOBS = {
     "bonus": (strong_eval, "BASKETBALL_UNSEEN_BONUS"),
     "ramp": (strong_eval, "BASKETBALL_RAMP"),
     "look": (strong, "BASKETBALL_LOOK_AHEAD"),
+    "dp": (strong, "BASKETBALL_DP"),
 }
 """The strong bot's constants a level may set (absent ones, on an older tree, are skipped)."""
 DEFAULTS = {name: getattr(module, attr, None) for name, (module, attr) in KNOBS.items()}

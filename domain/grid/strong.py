@@ -16,6 +16,7 @@ from typing import Any
 from domain.bots.base import Chooser
 from domain.cards import rank_of
 from domain.grid.layout import index
+from domain.grid.strong_basketball import BasketballPlan
 from domain.grid.strong_eval import Knowledge, Ranks, ranks_of
 from domain.grid.strong_outlook import basketball_outlook, golf_outlook
 from domain.grid.view import GridView
@@ -29,6 +30,9 @@ BASKETBALL_LOOK_AHEAD = 1.3
 flipping. Tuned against greedy bots (400 games on the same deals a candidate): alone, 0.7
 gave 1.11x parity, 1.0 and 1.3 1.26x; with the unseen-card bonus (strong_eval.py), 1.3 and
 1.5 about 1.35x on deals not searched."""
+BASKETBALL_DP = 1.0
+"""Basketball: price every choice by the exact continuation over the seat's own turns
+(strong_basketball.py); 0 keeps the priced layouts of `Plan` (the earlier bot)."""
 GO_OUT_MARGIN = 0.0
 """Golf: how much lower than every other layout's its own must be expected to score."""
 
@@ -43,6 +47,8 @@ class StrongGridBot:
             return Peek()
         if isinstance(legal[0], SetupFlip):
             return legal[rng.randrange(len(legal))]
+        if view.rules.scoring == "basketball" and BASKETBALL_DP:
+            return self._basketball(view, legal)
         plan = Plan(view)
         if GoOut() in legal:
             return GoOut() if plan.going_out_pays() else EndTurn()
@@ -54,6 +60,15 @@ class StrongGridBot:
         if draws:
             return plan.draw(draws)
         return legal[rng.randrange(len(legal))]
+
+    def _basketball(self, view: GridView, legal: Sequence[Any]) -> Any:
+        if isinstance(legal[0], Flip):
+            return BasketballPlan(view).flip([a for a in legal if isinstance(a, Flip)])
+        if view.drawn is not None:
+            return BasketballPlan(view).place(view.drawn, legal)
+        draws = [a for a in legal if isinstance(a, Draw)]
+        pile = view.discard_piles[0] if view.discard_piles else ()
+        return BasketballPlan(view, pile[-1] if pile else None).draw(draws)
 
 
 class Plan:

@@ -1,0 +1,153 @@
+"""Basketball: the seat's own remaining turns solved exactly, in a small abstraction.
+
+Every Basketball turn turns exactly one face-down card face up, and a card placed is placed
+face up: so the only slots still open are the face-down ones, peeked cards (known rank) and
+unseen cards (a count), and the seat has exactly as many turns left as it has face-down
+cards. A turn: a stock card X arrives (distributed as the unseen cards' odds); the seat puts
+X on an open slot (X is locked face up, the slot's card leaves) or discards X and turns a
+slot face up (a peeked card locks its rank; an unseen card a card drawn from the odds). The
+layout's final score is what the seat wants most of: every locked card's value, groups
+included (RULES.md: pairs 25, three 40, four 50; aces and kings never group).
+
+`Continuation.value(peeked, unseen, counts)` is the expected final score under the best
+play, by expectimax over the seat's own draws, memoized on the state. The abstraction that
+keeps it small enough to solve at every decision:
+
+- the odds stay as they are now (the seat's own draws do not deplete them; the other seats'
+  discards are not foreseen), and only stock draws are counted: a later pile card is a
+  choice more, so the value is a little low in every state alike;
+- ranks are *tracked* (their face-up count is part of the state, so a later card of theirs
+  is worth what it adds to the group) when they can group with what the seat holds now: a
+  grouping rank face up or peeked. Any other rank counts its single value when locked (what
+  two such later cards would make together is not counted: `FRESH_PAIR` prices that chance
+  as a mean-field bonus on a fresh card, by the draws still to come).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from domain.grid.scoring import BASKETBALL_GROUP, NEVER_GROUP, VALUES
+
+VALUE = VALUES["basketball"]
+FRESH_PAIR = 0.0
+"""Mean-field: the share of a fresh card's chance to meet another of its rank among the
+draws still to come that is added to its value when it is locked (0: not counted)."""
+
+
+def group_worth(rank: str, count: int) -> int:
+    """What `count` face-up cards of `rank` score together."""
+    value = VALUE[rank]
+    if count < 2 or rank in NEVER_GROUP:
+        return count * value
+    grouped = min(count, 4)
+    return BASKETBALL_GROUP[grouped] + (count - grouped) * value
+
+
+State = tuple[tuple[str, ...], int, tuple[int, ...]]
+"""(peeked ranks still face down, sorted; unseen face-down cards; face-up count per tracked
+rank)."""
+
+
+class Continuation:
+    """The exact expectimax over the seat's own turns, for one decision's odds."""
+
+    def __init__(
+        self,
+        odds: Mapping[str, float],
+        face_up: Sequence[str],
+        peeked: Sequence[str],
+        follow: Sequence[str] | None = None,
+    ) -> None:
+        """`follow`: the ranks to track (default: every grouping rank face up or peeked);
+        a tracked rank no card of which is unseen and none peeked cannot change: dropped."""
+        live = {rank for rank, p in odds.items() if p > 0} | set(peeked)
+        wanted = {r for r in (*face_up, *peeked)} if follow is None else set(follow)
+        self.tracked = tuple(sorted(r for r in wanted if r not in NEVER_GROUP and r in live))
+        self.slot = {rank: i for i, rank in enumerate(self.tracked)}
+        self.odds = tuple((rank, p) for rank, p in sorted(odds.items()) if p > 0)
+        self.cards = tuple(
+            (rank, p, self.slot.get(rank), float(VALUE[rank])) for rank, p in self.odds
+        )
+        """Per rank the stock may give: its chance, its tracked index (None: untracked)
+        and its single value."""
+        self.memo: dict[State, float] = {}
+
+    def counts(self, face_up: Sequence[str]) -> tuple[int, ...]:
+        """The face-up count of every tracked rank."""
+        return tuple(sum(1 for r in face_up if r == rank) for rank in self.tracked)
+
+    def locked(self, rank: str, counts: tuple[int, ...]) -> tuple[float, tuple[int, ...]]:
+        """A card of `rank` turned face up for good: the points it adds now (an untracked
+        rank: its value) and the tracked counts after."""
+        at = self.slot.get(rank)
+        if at is None:
+            return float(VALUE[rank]), counts
+        return 0.0, counts[:at] + (counts[at] + 1,) + counts[at + 1 :]
+
+    def final(self, counts: tuple[int, ...]) -> float:
+        """The tracked ranks' score once every card is face up."""
+        return float(sum(group_worth(r, n) for r, n in zip(self.tracked, counts, strict=True)))
+
+    def placed(self, rank: str, state: State, slot: str | None) -> float:
+        """A card of `rank` put face up on the open slot `slot` (a peeked rank; None: an
+        unseen card), then the best play after."""
+        peeked, unseen, counts = state
+        now, after = self.locked(rank, counts)
+        if slot is None:
+            return now + self.value(peeked, unseen - 1, after)
+        return now + self.value(_without(peeked, slot), unseen, after)
+
+    def turned(self, state: State, slot: str | None) -> float:
+        """The open slot `slot` turned face up after a discard, then the best play after:
+        a peeked card locks its rank, an unseen card a rank drawn from the odds."""
+        if slot is not None:
+            return self.placed(slot, state, slot)
+        return sum(p * self.placed(rank, state, None) for rank, p in self.odds)
+
+    def value(self, peeked: tuple[str, ...], unseen: int, counts: tuple[int, ...]) -> float:
+        """The expected final score (the tracked ranks' groups, plus every untracked card
+        locked from here on) under the seat's best play over its remaining turns."""
+        if not peeked and not unseen:
+            return self.final(counts)
+        key = (peeked, unseen, counts)
+        memo = self.memo
+        if key in memo:
+            return memo[key]
+        kinds = tuple(dict.fromkeys(peeked))
+        rests = [_without(peeked, rank) for rank in kinds]
+
+        # A card placed on an open slot: that slot's state after, by the counts it leaves.
+        def after(counts_: tuple[int, ...]) -> list[float]:
+            out = [self.value(rest, unseen, counts_) for rest in rests]
+            if unseen:
+                out.append(self.value(peeked, unseen - 1, counts_))
+            return out
+
+        stay = after(counts)
+        """Untracked cards leave the counts as they are: one set of children serves all."""
+        best_stay = max(stay)
+        keeps: list[tuple[float, float]] = []
+        on_unseen = 0.0
+        for rank, p, at, single in self.cards:
+            if at is None:
+                keeps.append((p, single + best_stay))
+                if unseen:
+                    on_unseen += p * (single + stay[-1])
+            else:
+                grown = after(counts[:at] + (counts[at] + 1,) + counts[at + 1 :])
+                keeps.append((p, max(grown)))
+                if unseen:
+                    on_unseen += p * grown[-1]
+        turn = on_unseen if unseen else float("-inf")
+        for rank, rest in zip(kinds, rests, strict=True):
+            now, grown_counts = self.locked(rank, counts)
+            turn = max(turn, now + self.value(rest, unseen, grown_counts))
+        total = sum(p * (kept if kept > turn else turn) for p, kept in keeps)
+        memo[key] = total
+        return total
+
+
+def _without(peeked: tuple[str, ...], rank: str) -> tuple[str, ...]:
+    at = peeked.index(rank)
+    return peeked[:at] + peeked[at + 1 :]
