@@ -30,9 +30,9 @@ from collections.abc import Mapping, Sequence
 from domain.grid.scoring import BASKETBALL_GROUP, NEVER_GROUP, VALUES
 
 VALUE = VALUES["basketball"]
-FRESH_PAIR = 0.0
-"""Mean-field: the share of a fresh card's chance to meet another of its rank among the
-draws still to come that is added to its value when it is locked (0: not counted)."""
+PILE = 0.0
+"""The chance that a later turn also offers the pile's top card, as a card drawn from the
+odds (0: the stock alone)."""
 
 
 def group_worth(rank: str, count: int) -> int:
@@ -59,16 +59,13 @@ class Continuation:
         peeked: Sequence[str],
         follow: Sequence[str] | None = None,
     ) -> None:
-        """`follow`: the ranks to track (default: every grouping rank face up or peeked);
-        a tracked rank no card of which is unseen and none peeked cannot change: dropped."""
-        live = {rank for rank, p in odds.items() if p > 0} | set(peeked)
-        wanted = {r for r in (*face_up, *peeked)} if follow is None else set(follow)
-        self.tracked = tuple(sorted(r for r in wanted if r not in NEVER_GROUP and r in live))
+        """`follow`: the ranks to track (default: every grouping rank face up or peeked).
+        A rank the odds no longer hold may still grow by a card in hand: it is followed."""
+        wanted = {*face_up, *peeked} if follow is None else set(follow)
+        self.tracked = tuple(sorted(r for r in wanted if r not in NEVER_GROUP))
         self.slot = {rank: i for i, rank in enumerate(self.tracked)}
         self.odds = tuple((rank, p) for rank, p in sorted(odds.items()) if p > 0)
-        self.cards = tuple(
-            (rank, p, self.slot.get(rank), float(VALUE[rank])) for rank, p in self.odds
-        )
+        self.cards = tuple((p, self.slot.get(rank), float(VALUE[rank])) for rank, p in self.odds)
         """Per rank the stock may give: its chance, its tracked index (None: untracked)
         and its single value."""
         self.memo: dict[State, float] = {}
@@ -83,7 +80,7 @@ class Continuation:
         at = self.slot.get(rank)
         if at is None:
             return float(VALUE[rank]), counts
-        return 0.0, counts[:at] + (counts[at] + 1,) + counts[at + 1 :]
+        return 0.0, (*counts[:at], counts[at] + 1, *counts[at + 1 :])
 
     def final(self, counts: tuple[int, ...]) -> float:
         """The tracked ranks' score once every card is face up."""
@@ -129,13 +126,13 @@ class Continuation:
         best_stay = max(stay)
         keeps: list[tuple[float, float]] = []
         on_unseen = 0.0
-        for rank, p, at, single in self.cards:
+        for p, at, single in self.cards:
             if at is None:
                 keeps.append((p, single + best_stay))
                 if unseen:
                     on_unseen += p * (single + stay[-1])
             else:
-                grown = after(counts[:at] + (counts[at] + 1,) + counts[at + 1 :])
+                grown = after((*counts[:at], counts[at] + 1, *counts[at + 1 :]))
                 keeps.append((p, max(grown)))
                 if unseen:
                     on_unseen += p * grown[-1]
@@ -144,6 +141,9 @@ class Continuation:
             now, grown_counts = self.locked(rank, counts)
             turn = max(turn, now + self.value(rest, unseen, grown_counts))
         total = sum(p * (kept if kept > turn else turn) for p, kept in keeps)
+        if PILE:
+            # The pile's card, when it beats the stock's: it must be kept, on its best slot.
+            total += PILE * sum(p * max(0.0, kept - total) for p, kept in keeps)
         memo[key] = total
         return total
 

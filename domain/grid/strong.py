@@ -30,9 +30,10 @@ BASKETBALL_LOOK_AHEAD = 1.3
 flipping. Tuned against greedy bots (400 games on the same deals a candidate): alone, 0.7
 gave 1.11x parity, 1.0 and 1.3 1.26x; with the unseen-card bonus (strong_eval.py), 1.3 and
 1.5 about 1.35x on deals not searched."""
-BASKETBALL_DP = 1.0
-"""Basketball: price every choice by the exact continuation over the seat's own turns
-(strong_basketball.py); 0 keeps the priced layouts of `Plan` (the earlier bot)."""
+BASKETBALL_DP = 10.0
+"""Basketball: with at most this many turns left (face-down cards), price every choice by
+the exact continuation over the seat's own turns (strong_basketball.py); before that, and
+with 0 always, by the priced layouts of `Plan`."""
 GO_OUT_MARGIN = 0.0
 """Golf: how much lower than every other layout's its own must be expected to score."""
 
@@ -47,7 +48,7 @@ class StrongGridBot:
             return Peek()
         if isinstance(legal[0], SetupFlip):
             return legal[rng.randrange(len(legal))]
-        if view.rules.scoring == "basketball" and BASKETBALL_DP:
+        if view.rules.scoring == "basketball" and _face_down(view) <= BASKETBALL_DP:
             return self._basketball(view, legal)
         plan = Plan(view)
         if GoOut() in legal:
@@ -69,6 +70,12 @@ class StrongGridBot:
         draws = [a for a in legal if isinstance(a, Draw)]
         pile = view.discard_piles[0] if view.discard_piles else ()
         return BasketballPlan(view, pile[-1] if pile else None).draw(draws)
+
+
+def _face_down(view: GridView) -> int:
+    """The seat's face-down cards (Basketball: its turns left): unseen, or peeked at."""
+    top, bottom = view.layouts[view.viewer or 0]
+    return sum(card is None for card in (*top, *bottom)) + len(view.peeked)
 
 
 class Plan:

@@ -28,6 +28,12 @@ from events.schema.grid import Discard, Draw, Flip, Replace
 TRACK = {10: 2, 9: 2, 8: 3, 7: 3, 6: 4}
 """By the turns the seat has left: how many ranks' groups the continuation follows at most
 (absent: all of them)."""
+FOLLOW_ALL = 0.0
+"""With at most this many turns left the continuation follows every grouping rank the stock
+may give, fresh ones too (two later cards of a rank the seat does not hold yet may pair)."""
+FOLLOW_HAND = 1.0
+"""Follow the rank of the card in hand (or the pile's top) too (0: only if the seat holds
+that rank already; else it counts its single value, as every other fresh card does)."""
 VALUE = VALUES["basketball"]
 
 
@@ -51,12 +57,13 @@ class BasketballPlan:
         peeked = sorted(r for r in self.slot_at.values() if r is not None)
         unseen = sum(1 for r in self.slot_at.values() if r is None)
         held = [*face_up, *peeked]
-        if view.drawn is not None:
-            held.append(rank_of(view.drawn))
-        if extra is not None:
-            held.append(rank_of(extra))
+        if FOLLOW_HAND:
+            held.extend(rank_of(card) for card in (view.drawn, extra) if card is not None)
         know = Knowledge(view)
-        self.dp = Continuation(know.odds, face_up, peeked, follow(held, len(self.slot_at)))
+        turns = len(self.slot_at)
+        if turns <= FOLLOW_ALL:
+            held.extend(know.odds)
+        self.dp = Continuation(know.odds, face_up, peeked, follow(held, turns))
         self.state: State = (tuple(peeked), unseen, self.dp.counts(face_up))
 
     def stock(self) -> float:
