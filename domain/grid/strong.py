@@ -30,7 +30,7 @@ BASKETBALL_LOOK_AHEAD = 1.3
 flipping. Tuned against greedy bots (400 games on the same deals a candidate): alone, 0.7
 gave 1.11x parity, 1.0 and 1.3 1.26x; with the unseen-card bonus (strong_eval.py), 1.3 and
 1.5 about 1.35x on deals not searched."""
-BASKETBALL_DP = 10.0
+BASKETBALL_DP = 5.0
 """Basketball: with at most this many turns left (face-down cards), price every choice by
 the exact continuation over the seat's own turns (strong_basketball.py); before that, and
 with 0 always, by the priced layouts of `Plan`."""

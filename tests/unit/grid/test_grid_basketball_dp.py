@@ -153,3 +153,12 @@ def test_the_bot_discards_a_poor_draw_and_turns_up_the_pair() -> None:
     assert choice(state) == Discard()
     flipped = replace(state, drawn=None, drawn_from=None, step="flip")
     assert choice(flipped) == Flip(0, 1)
+
+
+def test_a_rank_the_odds_no_longer_hold_still_grows_by_the_card_in_hand() -> None:
+    # Two 5s face up, the last 5 in hand, a peeked queen: the 5 makes three (40), the
+    # queen turned up adds 10 to the pair (35).
+    dp = Continuation({"2": 1.0}, ["5", "5"], ["Q"])
+    state = (("Q",), 0, dp.counts(["5", "5"]))
+    assert dp.placed("5", state, "Q") == 40
+    assert dp.turned(state, "Q") == 35
