@@ -14,13 +14,16 @@ play, by expectimax over the seat's own draws, memoized on the state. The abstra
 keeps it small enough to solve at every decision:
 
 - the odds stay as they are now (the seat's own draws do not deplete them; the other seats'
-  discards are not foreseen), and only stock draws are counted: a later pile card is a
-  choice more, so the value is a little low in every state alike;
+  discards are not foreseen), and only stock draws are counted (`PILE` 0): a later pile
+  card is a choice more, so the value is a little low in every state alike;
 - ranks are *tracked* (their face-up count is part of the state, so a later card of theirs
-  is worth what it adds to the group) when they can group with what the seat holds now: a
-  grouping rank face up or peeked. Any other rank counts its single value when locked (what
-  two such later cards would make together is not counted: `FRESH_PAIR` prices that chance
-  as a mean-field bonus on a fresh card, by the draws still to come).
+  is worth what it adds to the group) when the caller says so (`follow`; by default the
+  grouping ranks face up or peeked). Any other rank counts its single value when locked:
+  what two later cards of a rank not followed would make together is not counted. Following
+  every rank makes the expectimax exact (a unit test checks it against a plain search over
+  whole layouts), at a cost that grows fast with the turns left; following only the ranks
+  the seat holds undervalues every fresh card alike, which measured well with 4 or 5 turns
+  left and badly with 6 or more (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations

@@ -162,3 +162,14 @@ def test_a_rank_the_odds_no_longer_hold_still_grows_by_the_card_in_hand() -> Non
     state = (("Q",), 0, dp.counts(["5", "5"]))
     assert dp.placed("5", state, "Q") == 40
     assert dp.turned(state, "Q") == 35
+
+
+def test_a_pile_card_offered_is_taken_when_it_beats_the_stock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from domain.grid import basketball_dp
+
+    monkeypatch.setattr(basketball_dp, "PILE", 1.0)
+    # The stock alone is worth 19.25 on the last unseen card; a pile king (half the time)
+    # is taken for 25, a pile 2 left for the stock.
+    assert solve({"2": 0.5, "K": 0.5}, "", "", 1) == 0.5 * 25 + 0.5 * 19.25
