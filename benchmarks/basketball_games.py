@@ -59,6 +59,7 @@ KNOBS = {
     "look": (strong, "BASKETBALL_LOOK_AHEAD"),
     "dp": (strong, "BASKETBALL_DP"),
     "pile": (basketball_dp, "PILE"),
+    "fresh": (basketball_dp, "FRESH"),
     "all": (strong_basketball, "FOLLOW_ALL"),
     "hand": (strong_basketball, "FOLLOW_HAND"),
 }

@@ -33,6 +33,10 @@ from collections.abc import Mapping, Sequence
 from domain.grid.scoring import BASKETBALL_GROUP, NEVER_GROUP, VALUES
 
 VALUE = VALUES["basketball"]
+FRESH = 0.0
+"""Mean-field, for ranks not followed: the share of a pair's gain over two single values
+(25 - 2 x value) a fresh card locked adds, by the chance that a later draw brings another
+of its rank (0: none; a rank followed counts its groups exactly)."""
 PILE = 0.0
 """The chance that a later turn also offers the pile's top card, as a card drawn from the
 odds (0: the stock alone)."""
@@ -68,21 +72,41 @@ class Continuation:
         self.tracked = tuple(sorted(r for r in wanted if r not in NEVER_GROUP))
         self.slot = {rank: i for i, rank in enumerate(self.tracked)}
         self.odds = tuple((rank, p) for rank, p in sorted(odds.items()) if p > 0)
-        self.cards = tuple((p, self.slot.get(rank), float(VALUE[rank])) for rank, p in self.odds)
-        """Per rank the stock may give: its chance, its tracked index (None: untracked)
-        and its single value."""
+        self.chance = dict(self.odds)
         self.memo: dict[State, float] = {}
+        self._cards: dict[int, list[tuple[float, int | None, float]]] = {}
 
     def counts(self, face_up: Sequence[str]) -> tuple[int, ...]:
         """The face-up count of every tracked rank."""
         return tuple(sum(1 for r in face_up if r == rank) for rank in self.tracked)
 
-    def locked(self, rank: str, counts: tuple[int, ...]) -> tuple[float, tuple[int, ...]]:
-        """A card of `rank` turned face up for good: the points it adds now (an untracked
-        rank: its value) and the tracked counts after."""
+    def single(self, rank: str, later: int) -> float:
+        """What a card of an untracked `rank` adds when locked with `later` turns still to
+        come: its value, and (`FRESH`) a share of what a later card of its rank would add
+        to it as a pair, by the chance that one comes."""
+        value = float(VALUE[rank])
+        if not FRESH or rank in NEVER_GROUP:
+            return value
+        chance = 1.0 - (1.0 - self.chance.get(rank, 0.0)) ** later
+        return value + FRESH * chance * max(0.0, 25.0 - 2.0 * value)
+
+    def cards(self, later: int) -> list[tuple[float, int | None, float]]:
+        """Per rank the stock may give: its chance, its tracked index (None: untracked)
+        and what it adds when locked untracked with `later` turns to come."""
+        if later not in self._cards:
+            self._cards[later] = [
+                (p, self.slot.get(rank), self.single(rank, later)) for rank, p in self.odds
+            ]
+        return self._cards[later]
+
+    def locked(
+        self, rank: str, counts: tuple[int, ...], later: int
+    ) -> tuple[float, tuple[int, ...]]:
+        """A card of `rank` turned face up for good with `later` turns to come: the points
+        it adds now (an untracked rank: `single`) and the tracked counts after."""
         at = self.slot.get(rank)
         if at is None:
-            return float(VALUE[rank]), counts
+            return self.single(rank, later), counts
         return 0.0, (*counts[:at], counts[at] + 1, *counts[at + 1 :])
 
     def final(self, counts: tuple[int, ...]) -> float:
@@ -93,7 +117,7 @@ class Continuation:
         """A card of `rank` put face up on the open slot `slot` (a peeked rank; None: an
         unseen card), then the best play after."""
         peeked, unseen, counts = state
-        now, after = self.locked(rank, counts)
+        now, after = self.locked(rank, counts, len(peeked) + unseen - 1)
         if slot is None:
             return now + self.value(peeked, unseen - 1, after)
         return now + self.value(_without(peeked, slot), unseen, after)
@@ -129,7 +153,8 @@ class Continuation:
         best_stay = max(stay)
         keeps: list[tuple[float, float]] = []
         on_unseen = 0.0
-        for p, at, single in self.cards:
+        later = len(peeked) + unseen - 1
+        for p, at, single in self.cards(later):
             if at is None:
                 keeps.append((p, single + best_stay))
                 if unseen:
@@ -141,7 +166,7 @@ class Continuation:
                     on_unseen += p * grown[-1]
         turn = on_unseen if unseen else float("-inf")
         for rank, rest in zip(kinds, rests, strict=True):
-            now, grown_counts = self.locked(rank, counts)
+            now, grown_counts = self.locked(rank, counts, later)
             turn = max(turn, now + self.value(rest, unseen, grown_counts))
         total = sum(p * (kept if kept > turn else turn) for p, kept in keeps)
         if PILE:
