@@ -28,7 +28,7 @@ from events.schema.grid import Discard, Draw, Flip, Replace
 TRACK = {10: 2, 9: 2, 8: 3, 7: 3, 6: 4}
 """By the turns the seat has left: how many ranks' groups the continuation follows at most
 (absent: all of them)."""
-FOLLOW_ALL = 3.0
+FOLLOW_ALL = 4.0
 """With at most this many turns left the continuation follows every grouping rank the stock
 may give, fresh ones too (two later cards of a rank the seat does not hold yet may pair)."""
 FOLLOW_HAND = 1.0
