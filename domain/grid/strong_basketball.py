@@ -8,8 +8,11 @@ cards' odds (`Knowledge`). Positions never matter in Basketball, ranks do: a cho
 priced by the open slot it touches (a peeked rank, or an unseen card).
 
 The continuation's size grows with the turns left and with the ranks whose groups it
-follows; `TRACK` caps how many ranks are followed by the turns left (the others count their
-single value), so that a decision stays within a few tens of milliseconds.
+follows. With at most `FOLLOW_ALL` turns left it follows every rank (exact but for the
+odds not depleting and the pile's later cards); with more, the ranks the seat holds (and
+the card in hand), at most `TRACK` of them. The strong bot uses it from
+`strong.BASKETBALL_DP` turns left (5): following only the held ranks undervalues every
+fresh card alike, which cost points with 6 turns or more (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
