@@ -13,7 +13,7 @@ from typing import Any
 
 from basketball_clair import GAME
 
-from domain.grid import strong, strong_eval
+from domain.grid import basketball_dp, strong, strong_basketball, strong_eval
 from domain.grid.state import GridState
 from domain.shuffle import derive_seed
 from events.schema.common import Act, DealHand, GameOptions
@@ -62,6 +62,11 @@ KNOBS = {
     "bonus": (strong_eval, "BASKETBALL_UNSEEN_BONUS"),
     "ramp": (strong_eval, "BASKETBALL_RAMP"),
     "look": (strong, "BASKETBALL_LOOK_AHEAD"),
+    "dp": (strong, "BASKETBALL_DP"),
+    "pile": (basketball_dp, "PILE"),
+    "fresh": (basketball_dp, "FRESH"),
+    "all": (strong_basketball, "FOLLOW_ALL"),
+    "hand": (strong_basketball, "FOLLOW_HAND"),
 }
 """The strong bot's constants a level may set (absent ones, on an older tree, are skipped)."""
 DEFAULTS = {name: getattr(module, attr, None) for name, (module, attr) in KNOBS.items()}
