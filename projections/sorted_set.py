@@ -4,8 +4,8 @@ order, as a Redis sorted set is read.
 The entries are kept in sorted chunks of at most `2 * LOAD`, each found by bisecting the
 chunks' last entries. A change costs a bisect and a shift inside one chunk, whatever the
 set's size. In one flat sorted list a change shifted every entry behind it: a long-running
-embedded lobby holds every game ever opened, and at a million members a change cost half a
-millisecond against 15 µs now (docs/BENCHMARKS.md, "The in-memory index in chunks"). A read
+embedded lobby holds every game ever opened, and at a million members a change cost a third of a
+millisecond against 9 µs now (docs/BENCHMARKS.md, "The in-memory index in chunks"). A read
 copies its page from the first entry of its range, chunk by chunk.
 """
 
