@@ -33,11 +33,12 @@ gave 1.11x parity, 1.0 and 1.3 1.26x; with the unseen-card bonus (strong_eval.py
 BASKETBALL_DP = 5.0
 """Basketball: with at most this many turns left (face-down cards), price every choice by
 the exact continuation over the seat's own turns (strong_basketball.py); before that, and
-with 0 always, by the priced layouts of `Plan`. Against main's bot on games 0-1999, paired:
-from 5 turns left (every rank followed from 4) +0.74 +- 0.12 points, +1.0 +- 0.5 points of
-win rate; from 3 turns +0.12 +- 0.13 (300 games); from 6 -0.23 +- 0.48 and from 10 (every
-turn) -4.1 +- 0.8 (300 games): with many turns left the continuation follows only the
-ranks the seat holds, which undervalues fresh cards."""
+with 0 always, by the priced layouts of `Plan`. Against the priced layouts alone, paired, on
+games 0-1999: from 5 turns left (every rank followed from 4) +0.74 +- 0.12 points, +1.0 +-
+0.5 points of win rate; from 3 turns +0.12 +- 0.13 (300 games); from 6 -0.23 +- 0.48 and
+from 10 (every turn) -4.1 +- 0.8 (300 games): with many turns left the continuation follows
+only the ranks the seat holds, which undervalues fresh cards. From 5, on the fresh games
+2000-4999: +0.28 +- 0.09 points, +0.69 +- 0.42 points of win rate (docs/BENCHMARKS.md)."""
 GO_OUT_MARGIN = 0.0
 """Golf: how much lower than every other layout's its own must be expected to score."""
 
