@@ -7,12 +7,20 @@ The choices derive from (game, version, seat), so every instance that decides th
 decides the same move; appended at the version decided on and never retried, of several
 instances trying it one appends (a conflict means another played it). The move is the seat's
 own turn: its metadata names the seat and the action as for any seat, and the bot's level.
+
+A strong bot's choice may take tens of milliseconds (Basketball's exact endgame: about 4 ms
+median, 74 ms p99 a decision, docs/BENCHMARKS.md), so it is made in a worker thread while the
+move holds its game's lock: the event loop goes on serving every other request meanwhile,
+where an inline choice would stall them all for as long. The other levels choose in well
+under a millisecond, less than the thread's hop costs, and choose inline.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
+from collections.abc import Awaitable
 
 from domain.variants import bot
 from service.commands.command import Actor, Command, Decision, NothingToDo
@@ -21,6 +29,8 @@ from service.play.record import GameRecord
 
 BOT = "bot"
 """On the events of a bot seat's move: the level of the bot that chose it."""
+OFF_LOOP = frozenset({"strong"})
+"""The levels whose choice is made in a worker thread, off the event loop."""
 
 
 def bot_move(game_id: str, seat: int, level: str, chain_hands: int) -> Command[GameRecord]:
@@ -29,7 +39,7 @@ def bot_move(game_id: str, seat: int, level: str, chain_hands: int) -> Command[G
     resigned (a withdrawn bot player's seat: the referee plays it out, as any resigned
     seat), or the seat has nothing to do now."""
 
-    def decide(record: GameRecord, actor: Actor) -> Decision:
+    def decide(record: GameRecord, actor: Actor) -> Decision | Awaitable[Decision]:
         decider, state = record.decider, record.state
         if decider is None or record.finished or record.lobby.bot_at(seat) != level:
             raise NothingToDo
@@ -42,8 +52,19 @@ def bot_move(game_id: str, seat: int, level: str, chain_hands: int) -> Command[G
             raise NothingToDo
         view = decider.view(state, seat)
         rng = random.Random(chance(game_id, record.version, seat))
-        action = decider.pick(bot(level, decider.name).choose(view, legal, rng), rng)
-        return played(record, decider, state, seat, action, [], {BOT: level}, chain_hands)
+        choose = bot(level, decider.name).choose
+
+        def move(choice: object) -> Decision:
+            action = decider.pick(choice, rng)
+            return played(record, decider, state, seat, action, [], {BOT: level}, chain_hands)
+
+        if level not in OFF_LOOP:
+            return move(choose(view, legal, rng))
+
+        async def off_loop() -> Decision:
+            return move(await asyncio.to_thread(choose, view, legal, rng))
+
+        return off_loop()
 
     return Command(lambda record: Actor(f"seat:{seat}", seat), decide)
 

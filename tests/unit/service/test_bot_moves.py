@@ -5,6 +5,8 @@ turn is a bot's."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
@@ -14,7 +16,7 @@ import pytest
 from events.schema.common import GameOptions
 from events.schema.lobby import GameCreated, SeatClaimed, SeatResigned
 from events.store import RecordedEvent
-from service.bots.moves import BOT, bot_move
+from service.bots.moves import BOT, OFF_LOOP, bot_move
 from service.bots.runner import BotTable
 from service.commands.command import Actor, NothingToDo
 from service.play.record import ACTION, GameRecord
@@ -25,10 +27,10 @@ pytestmark = pytest.mark.unit
 GAME = "0123456789abcdef"
 
 
-def bot_table() -> tuple[GameRecord, list[Any]]:
-    """A started Golf game of two greedy bots, dealt."""
+def bot_table(level: str = "greedy") -> tuple[GameRecord, list[Any]]:
+    """A started Golf game of two bots of `level`, dealt."""
     created = GameCreated("golf", 2, GameOptions(hands=1), "c" * 64)
-    claims = [SeatClaimed(seat, f"bot {seat}", "", bot="greedy") for seat in range(2)]
+    claims = [SeatClaimed(seat, f"bot {seat}", "", bot=level) for seat in range(2)]
     events = seated(GAME, created, claims, 10)
     record = GameRecord.begin(GAME, created)
     for version, event in enumerate(events[1:], start=2):
@@ -47,6 +49,39 @@ def test_the_same_record_and_seat_decide_the_same_move_in_the_seats_name() -> No
     assert first.metadata["seat"] == seat  # type: ignore[union-attr]
     assert first.metadata[BOT] == "greedy"  # type: ignore[union-attr]
     assert first.metadata[ACTION]  # type: ignore[union-attr]
+
+
+def test_a_strong_bot_chooses_off_the_event_loop_and_as_it_would_inline() -> None:
+    """The strong bot's choice is made in a worker thread: while it is being made, another
+    task on the loop runs (an inline choice would have finished first); the move is the
+    one the bot makes inline, each time."""
+    record, _ = bot_table("strong")
+    assert record.decider is not None
+    assert "strong" in OFF_LOOP
+    seat = record.decider.status(record.state).to_act[0]
+    actor = Actor(f"seat:{seat}", seat)
+
+    async def decide_beside_another_task() -> tuple[Any, bool]:
+        decided = bot_move(GAME, seat, "strong", 10).decide(record, actor)
+        assert inspect.isawaitable(decided)
+        move = asyncio.ensure_future(decided)
+
+        async def look() -> bool:
+            return move.done()
+
+        meanwhile = asyncio.create_task(look())
+        return await move, not await meanwhile
+
+    first, ran_meanwhile = asyncio.run(decide_beside_another_task())
+    again, _ = asyncio.run(decide_beside_another_task())
+    assert ran_meanwhile
+    assert first == again
+    assert first.metadata[BOT] == "strong"
+    greedy, _ = bot_table()
+    assert greedy.decider is not None
+    seat = greedy.decider.status(greedy.state).to_act[0]
+    inline = bot_move(GAME, seat, "greedy", 10).decide(greedy, Actor(f"seat:{seat}", seat))
+    assert not inspect.isawaitable(inline)
 
 
 @pytest.mark.parametrize("level", ["random", "strong-ish"])
