@@ -101,17 +101,21 @@ class TcpProxy:
             client.transport.abort()
             return
         self._writers.add(client)
+        server: asyncio.StreamWriter | None = None
         try:
             await self._passing.wait()  # during a partition the server never hears of it
             if self._cut or client.is_closing():
                 client.transport.abort()
                 return
             server_in, server = await asyncio.open_connection(*self.target)
+            self._writers.add(server)
+            await asyncio.gather(self._pump(client_in, server), self._pump(server_in, client))
         except OSError:
             client.transport.abort()
-            return
-        self._writers.add(server)
-        await asyncio.gather(self._pump(client_in, server), self._pump(server_in, client))
+        finally:  # both ends closed, however the forwarding ended (no writer left to the GC)
+            for writer in (client, server):
+                if writer is not None and not writer.is_closing():
+                    writer.close()
 
     async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
         """Copy one direction; a chunk read while blackholed waits for `restore()`."""
