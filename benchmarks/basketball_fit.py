@@ -105,6 +105,11 @@ def solve(rows: list[tuple[list[float], float]]) -> tuple[list[float], list[floa
         a[col], a[pivot] = a[pivot], a[col]
         inverse[col], inverse[pivot] = inverse[pivot], inverse[col]
         lead = a[col][col]
+        if abs(lead) < 1e-12:
+            raise SystemExit(
+                f"the fit is singular: {len(rows)} positions are too few to tell its "
+                f"{n} regressors apart; run more games"
+            )
         a[col] = [v / lead for v in a[col]]
         inverse[col] = [v / lead for v in inverse[col]]
         for r in range(n):
