@@ -8,18 +8,22 @@ decides the same move; appended at the version decided on and never retried, of 
 instances trying it one appends (a conflict means another played it). The move is the seat's
 own turn: its metadata names the seat and the action as for any seat, and the bot's level.
 
-A strong bot's choice may take tens of milliseconds (Basketball's exact endgame: about 4 ms
-median, 74 ms p99 a decision, docs/BENCHMARKS.md), so it is made in a worker thread while the
-move holds its game's lock: the event loop goes on serving every other request meanwhile,
-where an inline choice would stall them all for as long. The other levels choose in well
-under a millisecond, less than the thread's hop costs, and choose inline.
+The move's answer (never stored) carries how long the bot took to choose it, for the
+runner's metrics. A strong bot's choice may take tens of milliseconds (Basketball's exact
+endgame: about 3 ms median, 50 to 75 ms p99 a decision, docs/BENCHMARKS.md), so it is made in
+a worker thread while the move holds its game's lock: the event loop goes on serving every
+other request meanwhile, where an inline choice would stall them all for as long. The other
+levels choose in well under a millisecond, less than the thread's hop costs, and choose
+inline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import random
+import time
 from collections.abc import Awaitable
 
 from domain.variants import bot
@@ -31,6 +35,8 @@ BOT = "bot"
 """On the events of a bot seat's move: the level of the bot that chose it."""
 OFF_LOOP = frozenset({"strong"})
 """The levels whose choice is made in a worker thread, off the event loop."""
+THINKING = "thinking"
+"""In a bot move's answer (never stored): the seconds the bot took to choose it."""
 
 
 def bot_move(game_id: str, seat: int, level: str, chain_hands: int) -> Command[GameRecord]:
@@ -52,17 +58,23 @@ def bot_move(game_id: str, seat: int, level: str, chain_hands: int) -> Command[G
             raise NothingToDo
         view = decider.view(state, seat)
         rng = random.Random(chance(game_id, record.version, seat))
-        choose = bot(level, decider.name).choose
+        player = bot(level, decider.name)
 
-        def move(choice: object) -> Decision:
+        def choose() -> tuple[object, float]:
+            started = time.perf_counter()
+            return player.choose(view, legal, rng), time.perf_counter() - started
+
+        def move(chosen: tuple[object, float]) -> Decision:
+            choice, seconds = chosen
             action = decider.pick(choice, rng)
-            return played(record, decider, state, seat, action, [], {BOT: level}, chain_hands)
+            decision = played(record, decider, state, seat, action, [], {BOT: level}, chain_hands)
+            return dataclasses.replace(decision, answer={**decision.answer, THINKING: seconds})
 
         if level not in OFF_LOOP:
-            return move(choose(view, legal, rng))
+            return move(choose())
 
         async def off_loop() -> Decision:
-            return move(await asyncio.to_thread(choose, view, legal, rng))
+            return move(await asyncio.to_thread(choose))
 
         return off_loop()
 

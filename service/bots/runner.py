@@ -31,7 +31,7 @@ from events.schema import lobby
 from events.schema.common import GameStarted
 from events.schema.lobby import SeatClaimed, SeatReleased
 from events.store import RecordedEvent, StoreError, UnreadableEvent
-from service.bots.moves import bot_move
+from service.bots.moves import THINKING, bot_move
 from service.commands.command import NothingToDo
 from service.commands.handler import Conflict, StaleVersion
 from service.contract.problems import ApiError
@@ -188,6 +188,7 @@ class BotRunner:
             return
         self.played += 1
         games.metrics.count_by("bot_moves", "level", level)
+        games.metrics.observe_thinking(level, outcome.answer.get(THINKING, 0.0))
         log.info(
             "bot_moved", game_id=game_id, seat=seat, level=level, version=outcome.first_version
         )

@@ -26,7 +26,8 @@ at once.
 
 What it shows: HELP and TYPE for every family; the counters the service keeps, each present
 from zero; HTTP requests by method, route and status and their latency by route; how many appends
-each commit of the event store carried (`fairway_append_batch_size`); the gauges
+each commit of the event store carried (`fairway_append_batch_size`); how long the bots took
+to choose their moves (`fairway_bot_thinking_seconds`, by level); the gauges
 (event streams open, the cache's weight, the referee's tables); the process's CPU, memory and
 descriptors (`process_*`, one set per worker labelled by `pid` when there are several) and
 `python_info`; and `fairway_instance_info{instance}`, which names the instance
@@ -59,6 +60,8 @@ from prometheus_client import (
 )
 from prometheus_client.metrics_core import Metric
 
+from domain.variants import BOT_KINDS
+
 disable_created_metrics()  # no `_created` series beside each counter: nobody reads them here
 
 MULTIPROCESS = "PROMETHEUS_MULTIPROC_DIR"
@@ -87,6 +90,7 @@ LABELLED = {
         ("newer", "garbage"),
         "Stored events this version cannot read, by kind.",
     ),
+    "bot_moves": ("level", BOT_KINDS, "Bot moves this process appended, by level."),
 }
 GAUGES = {
     "sse_streams_open": "Live event streams open (SSE subscribers).",
@@ -136,6 +140,13 @@ class Metrics:
             buckets=_BATCH_SIZES,
             registry=self.registry,
         )
+        self._thinking = Histogram(
+            "fairway_bot_thinking_seconds",
+            "How long a bot took to choose each move it appended, by level (wall time).",
+            ("level",),
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
         for name, text in COUNTERS.items():
             self._counter(name, text)
         for name, (label, values, text) in LABELLED.items():
@@ -174,6 +185,11 @@ class Metrics:
         batches = self._tally.batches
         batches[0] += size
         batches[1 + bisect.bisect_left(_BATCH_SIZES, size)] += 1
+
+    def observe_thinking(self, level: str, seconds: float) -> None:
+        """A bot of `level` took `seconds` to choose a move it appended (one per bot turn:
+        rare beside requests, so written at once)."""
+        self._thinking.labels(level).observe(seconds)
 
     def count(self, name: str, amount: int = 1) -> None:
         """Written at once, but for the counters of `TALLIED` (counted on every action):

@@ -34,10 +34,11 @@ def second(api_settings: Settings, tmp_path: Path) -> Iterator[httpx.Client]:
         yield client
 
 
-def bot_moves_counted(client: httpx.Client) -> int:
-    """The bot moves this instance appended at `LEVEL` (its metrics)."""
+def bot_moves_counted(client: httpx.Client, sample: str = "fairway_bot_moves_total") -> int:
+    """The bot moves this instance appended at `LEVEL` (its metrics), or (`sample`) another
+    count of them."""
     text = client.get("/metrics").text
-    found = re.search(rf'^fairway_bot_moves_total{{level="{LEVEL}"}} ([0-9.e+]+)$', text, re.M)
+    found = re.search(rf'^{sample}{{level="{LEVEL}"}} ([0-9.e+]+)$', text, re.M)
     return int(float(found.group(1))) if found else 0
 
 
@@ -74,4 +75,7 @@ def test_two_instances_with_bots_store_each_bot_move_once(
     while bot_moves_counted(http) + bot_moves_counted(second) - before < len(moves):
         assert time.monotonic() < settled
         time.sleep(0.05)
+    for client in (http, second):  # each move counted comes with how long its bot took
+        thought = bot_moves_counted(client, "fairway_bot_thinking_seconds_count")
+        assert thought == bot_moves_counted(client)
     assert http.get(f"/games/{game}/audit").json()["ok"] is True

@@ -26,6 +26,7 @@ def test_every_counter_and_gauge_is_shown_from_zero_with_help_and_type() -> None
     for name in GAUGES:
         assert f"# TYPE fairway_{name} gauge" in text
     assert 'fairway_turns_played_for_total{reason="withdrawn"} 0.0' in text
+    assert 'fairway_bot_moves_total{level="strong"} 0.0' in text
     assert 'fairway_instance_info{instance="here"} 1.0' in text
     assert "process_resident_memory_bytes" in text
     assert "python_info{" in text
@@ -54,6 +55,14 @@ def test_the_service_vocabulary_counts_and_reads_back() -> None:
     assert latency["le=0.0025,route=/variants"] == 0
     requests = families(metrics)["fairway_http_requests"]
     assert requests["method=GET,route=/variants,status=200"] == 1
+    metrics.observe_thinking("strong", 0.03)
+    thinking = families(metrics)["fairway_bot_thinking_seconds"]
+    assert thinking["le=0.05,level=strong"] == 1
+    assert thinking["le=0.025,level=strong"] == 0
+    count = metrics.registry.get_sample_value(
+        "fairway_bot_thinking_seconds_count", {"level": "strong"}
+    )
+    assert count == 1
 
 
 def test_two_metrics_objects_in_one_process_keep_apart() -> None:
