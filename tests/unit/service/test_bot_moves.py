@@ -54,10 +54,10 @@ def test_the_same_record_and_seat_decide_the_same_move_in_the_seats_name() -> No
     assert first.answer[THINKING] >= 0.0, "how long the bot took, for the runner's metrics"
 
 
-def test_a_strong_bot_chooses_off_the_event_loop_and_as_it_would_inline() -> None:
+def test_a_strong_bot_chooses_off_the_event_loop_the_same_move_each_time() -> None:
     """The strong bot's choice is made in a worker thread: while it is being made, another
     task on the loop runs (an inline choice would have finished first); the move is the
-    one the bot makes inline, each time."""
+    same each time (every instance decides the same). A greedy bot chooses inline."""
     record, _ = bot_table("strong")
     assert record.decider is not None
     assert "strong" in OFF_LOOP
